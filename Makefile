@@ -1,0 +1,39 @@
+# Thin wrapper over CMake. `make test` and `make bench` do all their own
+# set-up on a fresh Debian machine.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE ?= cmake
+CTEST ?= ctest
+
+.PHONY: all test test-debug test-asan bench bench-quick format clean
+
+all:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
+	$(CMAKE) --build build/release -j$(JOBS)
+
+# Warnings as errors, then the same suite under ASan+UBSan. ctest's summary
+# of the last run is the last thing printed.
+test: test-debug test-asan
+
+test-debug:
+	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON
+	$(CMAKE) --build build/test -j$(JOBS)
+	cd build/test && $(CTEST) --output-on-failure -j$(JOBS)
+
+test-asan:
+	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON \
+	    -DARK_SANITIZE=address -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	$(CMAKE) --build build/asan -j$(JOBS)
+	cd build/asan && $(CTEST) --output-on-failure -j$(JOBS)
+
+bench:
+	bench/run.sh full
+
+bench-quick:
+	bench/run.sh quick
+
+format:
+	$(CMAKE) -S . -B build/test -DARK_WERROR=ON
+	$(CMAKE) --build build/test --target format
+
+clean:
+	rm -rf build

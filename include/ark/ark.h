@@ -1,0 +1,14 @@
+/*
+ * ark/ark.h - umbrella header: version macros and every module.
+ */
+#ifndef ARK_ARK_H
+#define ARK_ARK_H
+
+#define ARK_VERSION_MAJOR 0
+#define ARK_VERSION_MINOR 1
+#define ARK_VERSION_PATCH 0
+
+#include "ark/core.h"
+#include "ark/pool.h"
+
+#endif /* ARK_ARK_H */

@@ -1,0 +1,139 @@
+/*
+ * ark/core.h - the vocabulary every ark module shares.
+ *
+ * Handles, status codes and the allocator interface. A handle is an opaque
+ * 64-bit value; 0 (ARK_NULL_HANDLE) is never issued. Every fallible call
+ * returns an ark_status; a failed call leaves its container unchanged.
+ *
+ * Handle layout (pool and table): from the least significant bit up,
+ * index_bits of slot index, gen_bits of generation, tag_bits of container
+ * tag; bits above those are zero in every issued handle. A handle is valid
+ * only for the exact slot, generation and tag it was issued with.
+ */
+#ifndef ARK_CORE_H
+#define ARK_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ARK_SHARED_BUILD)
+#if defined(_WIN32)
+#define ARK_API __declspec(dllexport)
+#else
+#define ARK_API __attribute__((visibility("default")))
+#endif
+#elif defined(ARK_SHARED) && defined(_WIN32)
+#define ARK_API __declspec(dllimport)
+#else
+#define ARK_API
+#endif
+
+/* An opaque reference to an element of a handle-issuing container. */
+typedef uint64_t ark_handle;
+
+/* The handle no container ever issues. */
+#define ARK_NULL_HANDLE ((ark_handle)0)
+
+/* X-macro: one table generates the enum and the strings. */
+#define ARK_STATUS_MAP(X)                                                      \
+    X(ARK_OK, "ok")                                                            \
+    X(ARK_ENOMEM, "out of memory; the container is unchanged")                 \
+    X(ARK_EFULL, "index space exhausted")                                      \
+    X(ARK_ESTALE, "stale handle: the slot is free or holds a newer element")   \
+    X(ARK_ERANGE, "index or position out of range")                            \
+    X(ARK_ENULL, "null handle")                                                \
+    X(ARK_EFOREIGN, "handle belongs to another container")                     \
+    X(ARK_EINVAL, "invalid argument")                                          \
+    X(ARK_EEXIST, "already present")                                           \
+    X(ARK_ENOTFOUND, "not found")                                              \
+    X(ARK_ECORRUPT, "rejected input data")
+
+/* The result of every fallible ark call. ARK_OK is 0. */
+typedef enum ark_status {
+#define ARK_STATUS_ENUM(name, text) name,
+    ARK_STATUS_MAP(ARK_STATUS_ENUM)
+#undef ARK_STATUS_ENUM
+} ark_status;
+
+/*
+ * Return a static, human-readable description of a status.
+ * Unknown values give "unknown status". Never returns NULL.
+ */
+ARK_API const char *ark_strerror(ark_status s);
+
+/*
+ * A memory source. Every allocation of a container goes through the
+ * allocator it was created with (the struct is copied at create time;
+ * NULL means the C library).
+ *
+ * alloc: return size bytes aligned to align (a power of two), or NULL.
+ * free:  release ptr, which alloc returned for exactly size bytes.
+ * ctx:   passed back to both.
+ */
+typedef struct ark_allocator {
+    void *(*alloc)(void *ctx, size_t size, size_t align);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} ark_allocator;
+
+/*
+ * Private: the decoded handle layout of a handle-issuing container. Its
+ * fields are read by the inline lookups of pool.h and table.h; do not use
+ * them directly.
+ */
+typedef struct ark_handle_layout {
+    uint64_t index_mask; /* (1 << index_bits) - 1 */
+    uint64_t high_mask;  /* every bit above index and generation */
+    uint64_t tag_value;  /* tag << (index_bits + gen_bits) */
+    uint32_t gen_mask;   /* (1 << gen_bits) - 1 */
+    uint32_t gen_max;    /* last generation a slot may carry */
+    uint8_t index_bits;
+    uint8_t gen_bits;
+    uint8_t tag_bits;
+} ark_handle_layout;
+
+/*
+ * Private: return the 1-based stamp a live slot stores for a handle's
+ * generation, or a value no stored stamp equals when the handle's tag or
+ * high bits are wrong. Stamps are generation + 1 in 32 bits (0 = free); the
+ * 64-bit sum keeps generation 2^32 - 1 from wrapping onto 0.
+ */
+inline uint64_t ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
+    uint64_t gen = (h >> l->index_bits) & l->gen_mask;
+    uint64_t wrong = (h & l->high_mask) ^ l->tag_value;
+    return (gen + 1) | (wrong != 0 ? (uint64_t)1 << 63 : 0);
+}
+
+/* Private: count trailing zeros of a non-zero 64-bit word. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+inline unsigned ark__ctz64(uint64_t x) {
+    unsigned long i;
+    _BitScanForward64(&i, x);
+    return (unsigned)i;
+}
+#else
+inline unsigned ark__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+#endif
+
+/* Private: the slot index of a handle. */
+inline uint64_t ark__handle_index(const ark_handle_layout *l, ark_handle h) {
+    return h & l->index_mask;
+}
+
+/* Private: compose a handle from an index and a generation. */
+inline ark_handle ark__handle_make(const ark_handle_layout *l, uint64_t index,
+                                   uint32_t gen) {
+    return index | ((uint64_t)gen << l->index_bits) | l->tag_value;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARK_CORE_H */

@@ -1,0 +1,272 @@
+/*
+ * ark/pool.h - stable storage with holes, addressed by generational handles.
+ *
+ * A pool stores fixed-size elements in fixed-size pages. An element's
+ * address never changes while it is live and growth never copies elements,
+ * so raw pointers may be kept for the life of an element. Each slot holds a
+ * 32-bit stamp (generation + 1, or 0 while free) next to the element, so a
+ * lookup touches the page table (small, cached) and one slot.
+ *
+ * Invariants:
+ * - Handle 0 is never issued; slot index 0 is never used.
+ * - A handle is accepted only if its index, generation and tag are exactly
+ *   those of a live element. Any 64-bit value may be passed to get and
+ *   check: they never read outside the pool.
+ * - A slot is freed into a FIFO queue and is reused only once the queue
+ *   holds ARK_POOL_REUSE_DELAY slots or no fresh slot is left, so a slot
+ *   that was just freed is not the next one issued. That spreads reuse
+ *   evenly over all free slots, delaying generation exhaustion; a slot
+ *   whose generation is exhausted is retired for good.
+ * - Iteration visits live elements in slot order through an occupancy
+ *   bitmap, skipping 64 empty slots per word.
+ *
+ * Cost model: get, check, insert, remove, remove_later are O(1); insert
+ * allocates a page every page's worth of fresh slots; iteration is O(slots
+ * / 64 + live).
+ *
+ * Thread-safety: none; a pool may be read by several threads at once if
+ * none writes.
+ */
+#ifndef ARK_POOL_H
+#define ARK_POOL_H
+
+#include "ark/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Freed slots wait in the FIFO queue until this many are queued (or no
+ * fresh slot is left) before they are reused. */
+#define ARK_POOL_REUSE_DELAY 64
+
+/*
+ * Pool configuration. Zero fields take their defaults, so
+ * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
+ */
+typedef struct ark_pool_config {
+    size_t elem_size;    /* bytes per element; must be > 0 */
+    size_t elem_align;   /* power of two; 0 = alignof(max_align_t) */
+    unsigned index_bits; /* 1..32, 0 = 32: slot index bits of a handle */
+    unsigned gen_bits;   /* 1..32, 0 = 32: generation bits of a handle */
+    unsigned tag_bits;   /* tag bits above index and generation; 0 = none */
+    uint64_t tag;        /* this pool's tag; must fit in tag_bits */
+    const ark_allocator *allocator; /* NULL = the C library */
+    /* Called with each element removed by remove, flush and clear(true). */
+    void (*on_remove)(void *elem, void *user);
+    void *user; /* passed to on_remove */
+} ark_pool_config;
+
+/* A pool. The fields are private; they are declared here only so that the
+ * inline functions below can read them. */
+typedef struct ark_pool {
+    /* private, read by the inline functions */
+    char **pages;             /* page table: page k holds slots k<<shift.. */
+    const uint64_t *live;     /* occupancy bitmap, one bit per slot */
+    ark_handle_layout layout; /* handle bit layout */
+    uint64_t issued;          /* slots [0, issued) have been initialised */
+    size_t stride;            /* bytes per slot: stamp, element, padding */
+    size_t elem_off;          /* element offset inside its slot */
+    uint64_t page_mask;       /* slots per page - 1 */
+    unsigned page_shift;      /* log2(slots per page), at least 6 */
+    /* private, used by pool.c only */
+    uint64_t *live_words;               /* == live, writable */
+    size_t live_cap;                    /* words allocated for live */
+    size_t npages, pages_cap, addr_cap; /* pages, table capacities */
+    uint64_t capacity;                  /* slots covered by pages */
+    uint64_t limit;                     /* slots the index bits can address */
+    uint32_t *free_ring;                /* FIFO of free slot indices */
+    uint64_t free_cap, free_head, free_len;
+    uint64_t *pending; /* remove_later: index | gen << 32 */
+    size_t pending_len, pending_cap;
+    size_t *by_addr;  /* page numbers by address, for handle_of */
+    size_t count;     /* live elements */
+    uint64_t retired; /* slots whose generations are exhausted */
+    size_t elem_size, page_bytes, page_align;
+    ark_allocator alloc;
+    void (*on_remove)(void *elem, void *user);
+    void *user;
+} ark_pool;
+
+/*
+ * Create a pool. *out is set only on success.
+ * Errors: ARK_EINVAL (elem_size 0, elem_align not a power of two, bad
+ * handle bits or tag, allocator missing a function), ARK_ENOMEM.
+ */
+ARK_API ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg);
+
+/* Free the pool and all its pages. No on_remove hook runs (see
+ * ark_pool_clear). p may be NULL. */
+ARK_API void ark_pool_destroy(ark_pool *p);
+
+/*
+ * Allocate a zeroed element and return its address, storing its handle in
+ * *out (if out is not NULL). Returns NULL on failure; use ark_pool_insert
+ * to learn why.
+ * Lifetime: the address is valid until the element is removed (or until
+ * flush for remove_later) or the pool is cleared or destroyed.
+ */
+ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
+
+/*
+ * Copy elem (elem_size bytes) into a new slot and store its handle in *out
+ * (if out is not NULL).
+ * Errors: ARK_ENOMEM (a new page could not be allocated), ARK_EFULL (every
+ * index is live, pending or retired). The pool is unchanged on error.
+ */
+ARK_API ark_status ark_pool_insert(ark_pool *p, const void *elem,
+                                   ark_handle *out);
+
+/*
+ * Return the element a handle refers to, or NULL if the handle is not
+ * exactly that of a live element (null, stale, forged, foreign, removed
+ * with remove_later). Never reads outside the pool, whatever h is.
+ * Complexity: O(1), two dependent loads (page table, slot).
+ */
+inline void *ark_pool_get(const ark_pool *p, ark_handle h) {
+    uint64_t i = ark__handle_index(&p->layout, h);
+    if (i >= p->issued) {
+        return NULL;
+    }
+    char *slot =
+        p->pages[i >> p->page_shift] + (size_t)(i & p->page_mask) * p->stride;
+    uint32_t stamp;
+    stamp = *(const uint32_t *)(const void *)slot;
+    if (stamp != ark__handle_stamp(&p->layout, h)) {
+        return NULL;
+    }
+    return slot + p->elem_off;
+}
+
+/*
+ * Return why a handle is or is not valid: ARK_OK (live), ARK_ENULL (0),
+ * ARK_EFOREIGN (another tag, or bits set above the tag), ARK_ERANGE (index
+ * never issued), ARK_ESTALE (slot free, pending removal, or holding another
+ * generation).
+ */
+ARK_API ark_status ark_pool_check(const ark_pool *p, ark_handle h);
+
+/*
+ * Remove an element: run on_remove on it, then free its slot. The handle
+ * and every copy of it become stale at once.
+ * Errors: as ark_pool_check; the pool is unchanged on error.
+ */
+ARK_API ark_status ark_pool_remove(ark_pool *p, ark_handle h);
+
+/*
+ * Mark an element for removal at the next ark_pool_flush. It disappears
+ * from get, check and iteration at once (and count drops), but its memory
+ * stays readable and its slot is not reused until the flush, which runs
+ * on_remove and frees the slot. Safe during iteration.
+ * Errors: as ark_pool_check, plus ARK_ENOMEM (pending list could not grow).
+ */
+ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
+
+/* Run on_remove on and free every element marked by remove_later, in the
+ * order they were marked. Returns how many were freed. */
+ARK_API size_t ark_pool_flush(ark_pool *p);
+
+/* Return the number of live elements (pending removals excluded). */
+ARK_API size_t ark_pool_count(const ark_pool *p);
+
+/*
+ * Make room for n live elements in all, so inserts up to that count
+ * allocate nothing.
+ * Errors: ARK_EFULL (the index bits cannot address n elements; nothing is
+ * reserved), ARK_ENOMEM (the pool keeps what it had).
+ */
+ARK_API ark_status ark_pool_reserve(ark_pool *p, size_t n);
+
+/*
+ * Remove every element, live and pending, running on_remove on each when
+ * run_hook is true. Every outstanding handle becomes stale. Pages are kept
+ * for reuse.
+ */
+ARK_API void ark_pool_clear(ark_pool *p, bool run_hook);
+
+/*
+ * Return the handle of the live element at address elem, or
+ * ARK_NULL_HANDLE if elem is not the address of a live element of p.
+ * Complexity: O(log pages).
+ */
+ARK_API ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem);
+
+/*
+ * Call fn on every live element in slot order until it returns false.
+ * fn may remove any element (with remove or remove_later); elements
+ * removed before they are reached are not visited. Inserting during the
+ * walk is allowed; the new element may or may not be visited.
+ */
+ARK_API void ark_pool_each(ark_pool *p,
+                           bool (*fn)(void *elem, ark_handle h, void *ud),
+                           void *ud);
+
+/*
+ * Inline iterator for the hot loop:
+ *
+ *     for (ark_pool_iter it = ark_pool_iter_begin(p);
+ *          ark_pool_iter_valid(&it); ark_pool_iter_next(&it)) {
+ *         use(it.elem, it.handle);
+ *     }
+ *
+ * Same removal rules as ark_pool_each. elem and handle are public and
+ * read-only; the other fields are private.
+ */
+typedef struct ark_pool_iter {
+    void *elem;        /* current element, NULL at the end */
+    ark_handle handle; /* its handle */
+    const ark_pool *pool;
+    uint64_t index;
+} ark_pool_iter;
+
+/* Private: move the iterator to the first live slot at or after from. */
+inline void ark__pool_iter_seek(ark_pool_iter *it, uint64_t from) {
+    const ark_pool *p = it->pool;
+    if (from >= p->issued) {
+        it->elem = NULL;
+        return;
+    }
+    uint64_t w = from >> 6;
+    uint64_t bits = p->live[w] & (~(uint64_t)0 << (from & 63));
+    while (bits == 0) {
+        if (++w >= (p->issued + 63) >> 6) {
+            it->elem = NULL;
+            return;
+        }
+        bits = p->live[w];
+    }
+    /* Bits at or beyond issued are never set. */
+    uint64_t i = (w << 6) | ark__ctz64(bits);
+    char *slot =
+        p->pages[i >> p->page_shift] + (size_t)(i & p->page_mask) * p->stride;
+    uint32_t stamp = *(const uint32_t *)(const void *)slot;
+    it->index = i;
+    it->elem = slot + p->elem_off;
+    it->handle = ark__handle_make(&p->layout, i, stamp - 1);
+}
+
+/* Return an iterator at the first live element (or at the end). */
+inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
+    ark_pool_iter it;
+    it.pool = p;
+    it.index = 0;
+    it.handle = ARK_NULL_HANDLE;
+    ark__pool_iter_seek(&it, 0);
+    return it;
+}
+
+/* Return true while the iterator is at an element. */
+inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
+    return it->elem != NULL;
+}
+
+/* Advance to the next live element. */
+inline void ark_pool_iter_next(ark_pool_iter *it) {
+    ark__pool_iter_seek(it, it->index + 1);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARK_POOL_H */

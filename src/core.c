@@ -1,0 +1,98 @@
+/*
+ * core.c - status strings, the default allocator, handle layouts.
+ */
+#include "core_internal.h"
+
+#include <stdlib.h>
+
+const char *ark_strerror(ark_status s) {
+    switch (s) {
+#define ARK_STATUS_CASE(name, text)                                            \
+    case name:                                                                 \
+        return text;
+        ARK_STATUS_MAP(ARK_STATUS_CASE)
+#undef ARK_STATUS_CASE
+    }
+    return "unknown status";
+}
+
+/* malloc covers alignments up to max_align_t; aligned_alloc wants the size
+ * rounded up to a multiple of the alignment. */
+static void *libc_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    if (size == 0) {
+        size = 1;
+    }
+    if (align <= _Alignof(max_align_t)) {
+        return malloc(size);
+    }
+    if (size > SIZE_MAX - align) {
+        return NULL;
+    }
+    return aligned_alloc(align, (size + align - 1) & ~(align - 1));
+}
+
+static void libc_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    (void)size;
+    free(ptr);
+}
+
+ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
+    if (a == NULL) {
+        out->alloc = libc_alloc;
+        out->free = libc_free;
+        out->ctx = NULL;
+        return ARK_OK;
+    }
+    if (a->alloc == NULL || a->free == NULL) {
+        return ARK_EINVAL;
+    }
+    *out = *a;
+    return ARK_OK;
+}
+
+ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
+                            unsigned gen_bits, unsigned tag_bits,
+                            uint64_t tag) {
+    index_bits = index_bits == 0 ? 32 : index_bits;
+    gen_bits = gen_bits == 0 ? 32 : gen_bits;
+    if (index_bits > 32 || gen_bits > 32 ||
+        index_bits + gen_bits + tag_bits > 64) {
+        return ARK_EINVAL;
+    }
+    if (tag_bits < 64 && (tag >> tag_bits) != 0) {
+        return ARK_EINVAL;
+    }
+    unsigned low = index_bits + gen_bits;
+    l->index_bits = (uint8_t)index_bits;
+    l->gen_bits = (uint8_t)gen_bits;
+    l->tag_bits = (uint8_t)tag_bits;
+    l->index_mask = ((uint64_t)1 << index_bits) - 1;
+    l->gen_mask = (uint32_t)(((uint64_t)1 << gen_bits) - 1);
+    l->high_mask = low == 64 ? 0 : ~(((uint64_t)1 << low) - 1);
+    l->tag_value = low == 64 ? 0 : tag << low;
+    /* A stamp is gen + 1 in 32 bits, so with 32 generation bits the value
+     * 2^32 - 1 is never issued: it would store as 0, the free stamp. */
+    l->gen_max = gen_bits == 32 ? UINT32_MAX - 1 : l->gen_mask;
+    return ARK_OK;
+}
+
+ark_status ark__layout_check(const ark_handle_layout *l, ark_handle h) {
+    if (h == ARK_NULL_HANDLE) {
+        return ARK_ENULL;
+    }
+    if ((h & l->high_mask) != l->tag_value) {
+        return ARK_EFOREIGN;
+    }
+    return ARK_OK;
+}
+
+/* The one external definition of each inline function of core.h. */
+ARK_API extern inline unsigned ark__ctz64(uint64_t x);
+ARK_API extern inline uint64_t ark__handle_stamp(const ark_handle_layout *l,
+                                                 ark_handle h);
+ARK_API extern inline uint64_t ark__handle_index(const ark_handle_layout *l,
+                                                 ark_handle h);
+ARK_API extern inline ark_handle ark__handle_make(const ark_handle_layout *l,
+                                                  uint64_t index, uint32_t gen);

@@ -1,0 +1,53 @@
+/*
+ * core_internal.h - helpers shared by the ark modules; never installed.
+ */
+#ifndef ARK_CORE_INTERNAL_H
+#define ARK_CORE_INTERNAL_H
+
+#include "ark/core.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copy *a into *out, or the C library allocator when a is NULL. Returns
+ * ARK_EINVAL when a is given without both functions. */
+ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a);
+
+/* Allocate through a; align 0 means alignof(max_align_t). */
+static inline void *ark__alloc(const ark_allocator *a, size_t size,
+                               size_t align) {
+    if (align == 0) {
+        align = _Alignof(max_align_t);
+    }
+    return a->alloc(a->ctx, size, align);
+}
+
+/* Free through a; ptr may be NULL. */
+static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
+    if (ptr != NULL) {
+        a->free(a->ctx, ptr, size);
+    }
+}
+
+/*
+ * Validate handle bits (0 = 32 for index and gen) and fill l. Returns
+ * ARK_EINVAL unless 1 <= index_bits, gen_bits <= 32, their sum plus tag_bits
+ * is at most 64 and tag fits in tag_bits.
+ */
+ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
+                            unsigned gen_bits, unsigned tag_bits, uint64_t tag);
+
+/* Classify a handle whose slot is known to be in range: ENULL, EFOREIGN
+ * (wrong tag or stray high bits) or ARK_OK (layout-wise well formed). */
+ark_status ark__layout_check(const ark_handle_layout *l, ark_handle h);
+
+/* Return a*b in *out, or false on overflow of size_t. */
+static inline int ark__mul_overflows(size_t a, size_t b, size_t *out) {
+    if (b != 0 && a > SIZE_MAX / b) {
+        return 1;
+    }
+    *out = a * b;
+    return 0;
+}
+
+#endif /* ARK_CORE_INTERNAL_H */
