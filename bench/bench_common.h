@@ -1,0 +1,121 @@
+/*
+ * bench_common.h - what every ark benchmark program shares.
+ *
+ * Command line:  prog --mode smoke|quick|full [--impl NAME] [--list-impls]
+ *   --impl NAME   run one implementation only (one process per
+ *                 implementation, so peak RSS is that implementation's)
+ *   --list-impls  print the implementation names, one per line
+ * Output: CSV rows on stdout, no header, columns
+ *   section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum
+ * value is the median of the runs (min and max beside it); checksum must
+ * agree between implementations of one section/workload/n. Lines starting
+ * with '#' and anything on stderr are for people.
+ */
+#ifndef ARK_BENCH_COMMON_H
+#define ARK_BENCH_COMMON_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+typedef enum bench_mode { BENCH_SMOKE, BENCH_QUICK, BENCH_FULL } bench_mode;
+
+typedef struct bench_args {
+    bench_mode mode;
+    const char *impl; /* NULL = every implementation */
+    int runs;         /* repetitions per cell: 1 smoke, 5 otherwise */
+} bench_args;
+
+/* Parse the command line; with --list-impls print names and exit. */
+static inline bench_args bench_parse(int argc, char **argv,
+                                     const char *const *impls, int nimpls) {
+    bench_args a = {BENCH_QUICK, NULL, 5};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+            const char *m = argv[++i];
+            a.mode = strcmp(m, "smoke") == 0  ? BENCH_SMOKE
+                     : strcmp(m, "full") == 0 ? BENCH_FULL
+                                              : BENCH_QUICK;
+        } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
+            a.impl = argv[++i];
+        } else if (strcmp(argv[i], "--list-impls") == 0) {
+            for (int k = 0; k < nimpls; k++) {
+                printf("%s\n", impls[k]);
+            }
+            exit(0);
+        } else {
+            fprintf(stderr, "usage: %s --mode smoke|quick|full [--impl NAME] "
+                            "[--list-impls]\n",
+                    argv[0]);
+            exit(2);
+        }
+    }
+    a.runs = a.mode == BENCH_SMOKE ? 1 : 5;
+    return a;
+}
+
+/* Return true when impl is selected by the arguments. */
+static inline int bench_selected(const bench_args *a, const char *impl) {
+    return a->impl == NULL || strcmp(a->impl, impl) == 0;
+}
+
+/* Monotonic time in nanoseconds. */
+static inline uint64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Peak resident set of this process in KiB. */
+static inline long bench_peak_rss_kib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* splitmix64: the PRNG every implementation uses, seeded identically. */
+static inline uint64_t bench_rand(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+#define BENCH_SEED 0x2026a4cull
+
+/* Sort a few doubles (insertion sort: runs are few). */
+static inline void bench_sort(double *v, int n) {
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+}
+
+/* Print one CSV row from the per-run values (sorted in place). */
+static inline void bench_row(const char *section, const char *workload,
+                             uint64_t n, const char *impl, double *runs,
+                             int nruns, const char *unit, uint64_t checksum) {
+    bench_sort(runs, nruns);
+    double median = nruns % 2 ? runs[nruns / 2]
+                              : (runs[nruns / 2 - 1] + runs[nruns / 2]) / 2;
+    printf("%s,%s,%" PRIu64 ",%s,%.4g,%.4g,%.4g,%s,%ld,%" PRIu64 "\n", section,
+           workload, n, impl, median, runs[0], runs[nruns - 1], unit,
+           bench_peak_rss_kib(), checksum);
+    fflush(stdout);
+}
+
+/* Keep a value alive so the optimiser cannot drop the work producing it. */
+static inline void bench_keep(uint64_t v) {
+    __asm__ __volatile__("" : : "r"(v) : "memory");
+}
+
+#endif /* ARK_BENCH_COMMON_H */
