@@ -22,8 +22,10 @@
 #include "ark/pool.h"
 
 #include "core_internal.h"
+#include "pool_internal.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The one external definition of each inline function of pool.h. */
@@ -471,4 +473,67 @@ void ark_pool_each(ark_pool *p, bool (*fn)(void *elem, ark_handle h, void *ud),
             return;
         }
     }
+}
+
+uint64_t ark__pool_retired(const ark_pool *p) { return p->retired; }
+
+ark_status ark__pool_validate(const ark_pool *p) {
+    if (p->issued > p->capacity || p->capacity > p->limit ||
+        p->free_len > p->free_cap ||
+        (p->capacity > 0 && p->free_cap < p->capacity)) {
+        return ARK_ECORRUPT;
+    }
+    if (p->issued == 0) {
+        return p->count == 0 && p->free_len == 0 && p->pending_len == 0
+                   ? ARK_OK
+                   : ARK_ECORRUPT;
+    }
+    uint64_t live = 0;
+    for (uint64_t i = 0; i < p->issued; i++) {
+        bool bit = (p->live[i >> 6] >> (i & 63)) & 1;
+        uint32_t stamp = *stamp_of(slot_at(p, i));
+        if (bit != (stamp != 0) || (i == 0 && bit) ||
+            (stamp != 0 && stamp - 1 > p->layout.gen_max)) {
+            return ARK_ECORRUPT;
+        }
+        live += bit;
+    }
+    /* Bits past issued must be clear for the iterator's sake. */
+    for (uint64_t i = p->issued; i < ((p->issued + 63) & ~(uint64_t)63); i++) {
+        if ((p->live[i >> 6] >> (i & 63)) & 1) {
+            return ARK_ECORRUPT;
+        }
+    }
+    if (live != p->count) {
+        return ARK_ECORRUPT;
+    }
+    /* Free and pending slots: stamp 0, in range, not slot 0, each listed
+     * once. The scratch bitmap is a test-time diagnostic, so it comes from
+     * calloc rather than the pool's allocator (whose counters tests read). */
+    uint64_t *seen = calloc((size_t)(p->issued + 63) >> 6, sizeof *seen);
+    if (seen == NULL) {
+        return ARK_ENOMEM;
+    }
+    ark_status s = ARK_OK;
+    for (uint64_t k = 0; k < p->free_len + p->pending_len && s == ARK_OK; k++) {
+        uint64_t i = k < p->free_len
+                         ? p->free_ring[(p->free_head + k) & (p->free_cap - 1)]
+                         : p->pending[k - p->free_len] & UINT32_MAX;
+        if (i == 0 || i >= p->issued || *stamp_of(slot_at(p, i)) != 0 ||
+            (seen[i >> 6] >> (i & 63)) & 1 ||
+            (k<p->free_len && * next_gen_of(slot_at(p, i))> p->layout
+                 .gen_max)) {
+            s = ARK_ECORRUPT;
+        } else {
+            seen[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+    }
+    free(seen);
+    if (s != ARK_OK) {
+        return s;
+    }
+    if (live + p->free_len + p->pending_len + p->retired + 1 != p->issued) {
+        return ARK_ECORRUPT;
+    }
+    return ARK_OK;
 }
