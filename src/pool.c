@@ -30,20 +30,20 @@
 
 /* The one external definition of each inline function of pool.h. */
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
-ARK_API extern inline void ark__pool_iter_seek(ark_pool_iter *it,
-                                               uint64_t from);
+ARK_API extern inline void ark__pool_iter_advance(ark_pool_iter *it);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 
-/* Pages hold at most this many bytes (and at least 64 slots). */
-#define PAGE_BYTES_MAX ((size_t)256 * 1024)
+/* Elements and alignments above this are refused: a page of 4096 such
+ * slots would pass 256 MiB. */
+#define ELEM_MAX ((size_t)64 * 1024)
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 static char *slot_at(const ark_pool *p, uint64_t i) {
-    return p->pages[i >> p->page_shift] +
-           (size_t)(i & p->page_mask) * p->stride;
+    return p->pages[i >> ARK_POOL_PAGE_SHIFT] +
+           (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
 }
 
 static uint32_t *stamp_of(char *slot) { return (uint32_t *)(void *)slot; }
@@ -95,8 +95,8 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     assert(out != NULL && cfg != NULL);
     size_t align =
         cfg->elem_align == 0 ? _Alignof(max_align_t) : cfg->elem_align;
-    if (cfg->elem_size == 0 || (align & (align - 1)) != 0 ||
-        align > PAGE_BYTES_MAX / 64 || cfg->elem_size > PAGE_BYTES_MAX / 64) {
+    if (cfg->elem_size == 0 || (align & (align - 1)) != 0 || align > ELEM_MAX ||
+        cfg->elem_size > ELEM_MAX) {
         return ARK_EINVAL;
     }
     ark_handle_layout layout;
@@ -128,14 +128,9 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         p->stride = 8;
     }
     p->limit = (uint64_t)1 << layout.index_bits;
-    unsigned shift = 6;
-    while (shift < 30 && ((size_t)2 << shift) * p->stride <= PAGE_BYTES_MAX &&
-           ((uint64_t)2 << shift) <= p->limit) {
-        shift++;
-    }
-    p->page_shift = shift;
-    p->page_mask = ((uint64_t)1 << shift) - 1;
-    p->page_bytes = ((size_t)1 << shift) * p->stride;
+    uint64_t page_slots = (uint64_t)1 << ARK_POOL_PAGE_SHIFT;
+    p->page_bytes =
+        (size_t)(p->limit < page_slots ? p->limit : page_slots) * p->stride;
     p->page_align = slot_align;
     p->live = NULL;
     *out = p;
@@ -163,7 +158,7 @@ void ark_pool_destroy(ark_pool *p) {
  * failure leaves the pool as it was (apart from spare capacity). */
 static ark_status add_page(ark_pool *p) {
     const ark_allocator *a = &p->alloc;
-    uint64_t slots = (uint64_t)(p->npages + 1) << p->page_shift;
+    uint64_t slots = (uint64_t)(p->npages + 1) << ARK_POOL_PAGE_SHIFT;
     uint64_t new_cap = slots < p->limit ? slots : p->limit;
     char **pages = grow_array(a, p->pages, &p->pages_cap, p->npages,
                               p->npages + 1, sizeof *p->pages);
@@ -452,7 +447,7 @@ ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem) {
     if (off >= p->page_bytes || off % p->stride != p->elem_off) {
         return ARK_NULL_HANDLE;
     }
-    uint64_t i = ((uint64_t)k << p->page_shift) | (off / p->stride);
+    uint64_t i = ((uint64_t)k << ARK_POOL_PAGE_SHIFT) | (off / p->stride);
     if (i >= p->issued) {
         return ARK_NULL_HANDLE;
     }
