@@ -23,17 +23,22 @@
 
 #include "core_internal.h"
 #include "pool_internal.h"
+#include "vmem_internal.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The one external definition of each inline function of pool.h. */
+ARK_API extern inline char *ark__pool_slot(const ark_pool *p, uint64_t i);
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
 ARK_API extern inline void ark__pool_iter_advance(ark_pool_iter *it);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
+
+/* Largest address-space reservation a pool makes (1 TiB). */
+#define FLAT_MAX ((uint64_t)1 << 40)
 
 /* Elements and alignments above this are refused: a page of 4096 such
  * slots would pass 256 MiB. */
@@ -42,8 +47,7 @@ ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 static char *slot_at(const ark_pool *p, uint64_t i) {
-    return p->pages[i >> ARK_POOL_PAGE_SHIFT] +
-           (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
+    return ark__pool_slot(p, i);
 }
 
 static uint32_t *stamp_of(char *slot) { return (uint32_t *)(void *)slot; }
@@ -132,6 +136,19 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     p->page_bytes =
         (size_t)(p->limit < page_slots ? p->limit : page_slots) * p->stride;
     p->page_align = slot_align;
+    /* With the C library allocator, reserve address space for the whole
+     * index space and commit it a page at a time: lookups then need no
+     * page table. A custom allocator (which must see every allocation), a
+     * reservation over FLAT_MAX or an OS without virtual memory gets pages
+     * from the allocator instead. */
+    if (cfg->allocator == NULL && p->limit <= FLAT_MAX / p->stride &&
+        p->limit * p->stride <= SIZE_MAX) {
+        p->flat_bytes = (size_t)p->limit * p->stride;
+        p->flat = ark__vm_reserve(p->flat_bytes);
+        if (p->flat == NULL) {
+            p->flat_bytes = 0;
+        }
+    }
     p->live = NULL;
     *out = p;
     return ARK_OK;
@@ -142,8 +159,12 @@ void ark_pool_destroy(ark_pool *p) {
         return;
     }
     const ark_allocator *a = &p->alloc;
-    for (size_t k = 0; k < p->npages; k++) {
-        ark__free(a, p->pages[k], p->page_bytes);
+    if (p->flat != NULL) {
+        ark__vm_release(p->flat, p->flat_bytes);
+    } else {
+        for (size_t k = 0; k < p->npages; k++) {
+            ark__free(a, p->pages[k], p->page_bytes);
+        }
     }
     ark__free(a, p->pages, p->pages_cap * sizeof *p->pages);
     ark__free(a, p->by_addr, p->addr_cap * sizeof *p->by_addr);
@@ -203,9 +224,17 @@ static ark_status add_page(ark_pool *p) {
         p->free_cap = ncap;
         p->free_head = 0;
     }
-    char *page = ark__alloc(a, p->page_bytes, p->page_align);
-    if (page == NULL) {
-        return ARK_ENOMEM;
+    char *page;
+    if (p->flat != NULL) {
+        page = p->flat + p->npages * p->page_bytes;
+        if (!ark__vm_commit(page, p->page_bytes)) {
+            return ARK_ENOMEM;
+        }
+    } else {
+        page = ark__alloc(a, p->page_bytes, p->page_align);
+        if (page == NULL) {
+            return ARK_ENOMEM;
+        }
     }
     /* Link the page; by_addr stays sorted by address. */
     size_t pos = p->npages;

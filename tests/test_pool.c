@@ -813,3 +813,51 @@ TEST(allocation_failure_leaves_pool_unchanged) {
     }
     free(h);
 }
+
+/* The default allocator gives a pool one reserved range; a custom allocator
+ * gives it allocated pages. The same operations must give the same handles
+ * and contents either way. */
+TEST(reserved_and_paged_pools_agree) {
+    test_allocator t;
+    test_allocator_init(&t);
+    /* 2^20 slots: a reservation small enough for valgrind to grant. */
+    ark_pool_config flat_cfg = {
+        .elem_size = sizeof(item), .elem_align = 8, .index_bits = 20};
+    ark_pool_config paged_cfg = flat_cfg;
+    paged_cfg.allocator = &t.base;
+    ark_pool *a = make_pool(&flat_cfg);
+    ark_pool *b = make_pool(&paged_cfg);
+    CHECK(a != NULL && b != NULL);
+    CHECK(a->flat != NULL); /* this platform offers virtual memory */
+    CHECK(b->flat == NULL);
+    enum { N = 20000 };
+    ark_handle *ha = malloc(N * sizeof *ha), *hb = malloc(N * sizeof *hb);
+    CHECK(ha != NULL && hb != NULL);
+    uint64_t state = harness_seed();
+    for (uint64_t i = 0; i < N; i++) {
+        item it = {harness_rand(&state), i};
+        CHECK_OK(ark_pool_insert(a, &it, &ha[i]));
+        CHECK_OK(ark_pool_insert(b, &it, &hb[i]));
+        CHECK_EQ(ha[i], hb[i]);
+        if (i % 3 == 2) {
+            uint64_t k = harness_below(&state, i);
+            CHECK_EQ(ark_pool_remove(a, ha[k]), ark_pool_remove(b, hb[k]));
+        }
+    }
+    ark_pool_iter x = ark_pool_iter_begin(a), y = ark_pool_iter_begin(b);
+    for (; ark_pool_iter_valid(&x);
+         ark_pool_iter_next(&x), ark_pool_iter_next(&y)) {
+        CHECK(ark_pool_iter_valid(&y));
+        CHECK_EQ(x.handle, y.handle);
+        CHECK(memcmp(x.elem, y.elem, sizeof(item)) == 0);
+        CHECK_EQ(ark_pool_handle_of(a, x.elem), x.handle);
+    }
+    CHECK(!ark_pool_iter_valid(&y));
+    CHECK_OK(ark__pool_validate(a));
+    CHECK_OK(ark__pool_validate(b));
+    free(ha);
+    free(hb);
+    ark_pool_destroy(a);
+    ark_pool_destroy(b);
+    CHECK_EQ(t.live_blocks, 0);
+}

@@ -67,7 +67,8 @@ typedef struct ark_pool_config {
  * inline functions below can read them. */
 typedef struct ark_pool {
     /* private, read by the inline functions */
-    char **pages;             /* page table: page k holds slots k<<shift.. */
+    char *flat;               /* reserved range holding every slot, or NULL */
+    char **pages;             /* page k holds slots k * 4096 .. */
     const uint64_t *live;     /* occupancy bitmap, one bit per slot */
     ark_handle_layout layout; /* handle bit layout */
     uint64_t issued;          /* slots [0, issued) have been initialised */
@@ -87,6 +88,7 @@ typedef struct ark_pool {
     size_t count;     /* live elements */
     uint64_t retired; /* slots whose generations are exhausted */
     size_t elem_size, page_bytes, page_align;
+    size_t flat_bytes; /* size of the reservation at flat */
     ark_allocator alloc;
     void (*on_remove)(void *elem, void *user);
     void *user;
@@ -121,6 +123,17 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
 ARK_API ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                    ark_handle *out);
 
+/* Private: the address of slot i (i < issued). Pools made with the C
+ * library allocator keep their slots in one reserved range, so the common
+ * lookup is base + i * stride with no page-table load. */
+inline char *ark__pool_slot(const ark_pool *p, uint64_t i) {
+    if (p->flat != NULL) {
+        return p->flat + (size_t)i * p->stride;
+    }
+    return p->pages[i >> ARK_POOL_PAGE_SHIFT] +
+           (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
+}
+
 /*
  * Return the element a handle refers to, or NULL if the handle is not
  * exactly that of a live element (null, stale, forged, foreign, removed
@@ -132,8 +145,7 @@ inline void *ark_pool_get(const ark_pool *p, ark_handle h) {
     if (i >= p->issued) {
         return NULL;
     }
-    char *slot = p->pages[i >> ARK_POOL_PAGE_SHIFT] +
-                 (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
+    char *slot = ark__pool_slot(p, i);
     uint32_t stamp;
     stamp = *(const uint32_t *)(const void *)slot;
     if (stamp != ark__handle_stamp(&p->layout, h)) {
@@ -257,8 +269,7 @@ ARK_ALWAYS_INLINE inline void ark__pool_iter_advance(ark_pool_iter *it) {
         uint64_t first = w << 6;
         it->word = w;
         it->bits = p->live[w];
-        it->base = p->pages[first >> ARK_POOL_PAGE_SHIFT] +
-                   (size_t)(first & ARK_POOL_PAGE_MASK) * p->stride;
+        it->base = ark__pool_slot(p, first);
     }
 }
 
