@@ -79,16 +79,6 @@ ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
     return ARK_OK;
 }
 
-ark_status ark__layout_check(const ark_handle_layout *l, ark_handle h) {
-    if (h == ARK_NULL_HANDLE) {
-        return ARK_ENULL;
-    }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
-    }
-    return ARK_OK;
-}
-
 /* The one external definition of each inline function of core.h. */
 ARK_API extern inline unsigned ark__ctz64(uint64_t x);
 ARK_API extern inline uint64_t ark__handle_stamp(const ark_handle_layout *l,

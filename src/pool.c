@@ -257,13 +257,22 @@ static ark_status add_page(ark_pool *p) {
     return ARK_OK;
 }
 
+/* Add a page for take_slot, or say why not. Kept out of line so the
+ * common path of an insert stays small. */
+static ARK_NOINLINE ark_status grow_for_insert(ark_pool *p) {
+    if (p->capacity >= p->limit) {
+        return ARK_EFULL;
+    }
+    return add_page(p);
+}
+
 /* Hand out a slot: the oldest free one once enough are queued or no fresh
  * one is left, else a fresh one (adding a page when needed). */
-static ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
+static inline ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
     uint64_t i;
     uint32_t gen;
-    if (p->free_len > 0 &&
-        (p->free_len >= ARK_POOL_REUSE_DELAY || p->issued >= p->capacity)) {
+    if (p->free_len >= ARK_POOL_REUSE_DELAY ||
+        (p->free_len > 0 && p->issued >= p->capacity)) {
         i = p->free_ring[p->free_head];
         p->free_head = (p->free_head + 1) & (p->free_cap - 1);
         p->free_len--;
@@ -271,10 +280,7 @@ static ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
         gen = *next_gen_of(*slot);
     } else {
         if (p->issued >= p->capacity) {
-            if (p->capacity >= p->limit) {
-                return ARK_EFULL;
-            }
-            ark_status s = add_page(p);
+            ark_status s = grow_for_insert(p);
             if (s != ARK_OK) {
                 return s;
             }
@@ -319,8 +325,9 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     return ARK_OK;
 }
 
-ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
-    assert(p != NULL);
+/* Classify h (as ark_pool_check) and, when it is live, give its slot. */
+static inline ark_status find_live(const ark_pool *p, ark_handle h,
+                                   uint64_t *index, char **slot) {
     ark_status s = ark__layout_check(&p->layout, h);
     if (s != ARK_OK) {
         return s;
@@ -329,8 +336,17 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
     if (i == 0 || i >= p->issued) {
         return ARK_ERANGE;
     }
-    uint32_t stamp = *stamp_of(slot_at(p, i));
-    return stamp == ark__handle_stamp(&p->layout, h) ? ARK_OK : ARK_ESTALE;
+    *index = i;
+    *slot = slot_at(p, i);
+    return *stamp_of(*slot) == ark__handle_stamp(&p->layout, h) ? ARK_OK
+                                                                : ARK_ESTALE;
+}
+
+ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    return find_live(p, h, &i, &slot);
 }
 
 /* Free a slot whose stamp is already 0: queue it with its next generation,
@@ -348,12 +364,13 @@ static void release_slot(ark_pool *p, uint64_t i, char *slot, uint32_t gen) {
 }
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
-    ark_status s = ark_pool_check(p, h);
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    ark_status s = find_live(p, h, &i, &slot);
     if (s != ARK_OK) {
         return s;
     }
-    uint64_t i = ark__handle_index(&p->layout, h);
-    char *slot = slot_at(p, i);
     uint32_t gen = *stamp_of(slot) - 1;
     *stamp_of(slot) = 0;
     live_clear(p, i);
@@ -366,7 +383,10 @@ ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
-    ark_status s = ark_pool_check(p, h);
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    ark_status s = find_live(p, h, &i, &slot);
     if (s != ARK_OK) {
         return s;
     }
@@ -377,8 +397,6 @@ ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
         return ARK_ENOMEM;
     }
     p->pending = pending;
-    uint64_t i = ark__handle_index(&p->layout, h);
-    char *slot = slot_at(p, i);
     uint32_t gen = *stamp_of(slot) - 1;
     *stamp_of(slot) = 0;
     live_clear(p, i);
