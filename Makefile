@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all test test-debug test-asan bench bench-quick format clean
+.PHONY: all test test-debug test-asan bench bench-quick fuzz format clean
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
@@ -30,6 +30,15 @@ bench:
 
 bench-quick:
 	bench/run.sh quick
+
+# libFuzzer targets under ASan+UBSan, FUZZ_SECONDS each (default 60).
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(CMAKE) -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARK_FUZZ=ON \
+	    -DARK_TESTS=OFF -DARK_EXAMPLES=OFF -DARK_BENCH=OFF -DARK_SANITIZE=address \
+	    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	$(CMAKE) --build build/fuzz -j$(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh build/fuzz
 
 format:
 	$(CMAKE) -S . -B build/test -DARK_WERROR=ON
