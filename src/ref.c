@@ -127,12 +127,10 @@ ark_status ark_autorelease(ark_autorelease_pool *p, ark_ref *r) {
     if (r == NULL) {
         return ARK_EINVAL;
     }
-    if (p->len == p->cap) {
-        ark_status s =
-            refs_reserve(&p->alloc, &p->items, p->len, &p->cap, p->len + 1);
-        if (s != ARK_OK) {
-            return s;
-        }
+    ark_status s =
+        refs_reserve(&p->alloc, &p->items, p->len, &p->cap, p->len + 1);
+    if (s != ARK_OK) {
+        return s;
     }
     p->items[p->len++] = r;
     return ARK_OK;
@@ -219,12 +217,10 @@ ark_status ark_refvec_insert(ark_refvec *v, size_t i, ark_ref *r) {
     if (i > v->len) {
         return ARK_ERANGE;
     }
-    if (v->len == v->cap) {
-        ark_status s =
-            refs_reserve(&v->alloc, &v->items, v->len, &v->cap, v->len + 1);
-        if (s != ARK_OK) {
-            return s;
-        }
+    ark_status s =
+        refs_reserve(&v->alloc, &v->items, v->len, &v->cap, v->len + 1);
+    if (s != ARK_OK) {
+        return s;
     }
     memmove(v->items + i + 1, v->items + i, (v->len - i) * sizeof(ark_ref *));
     v->items[i] = ark_ref_retain(r);

@@ -14,14 +14,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define CALL(x)                                                                \
-    do {                                                                       \
-        x;                                                                     \
-        if (harness_failed()) {                                                \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
-
 /* A log of task ids in the order they ran. */
 typedef struct trace {
     uintptr_t ran[4096];
@@ -449,25 +441,8 @@ TEST(thread_four_producers_exact_count) {
     ark_mainq_destroy(q);
 }
 
-/* A producer keeps posting while the main thread's tasks post too and
- * another thread polls pending(). */
-typedef struct self_poster {
-    ark_mainq *q;
-    int left;
-    int ran;
-} self_poster;
-
-static void self_post(void *arg) {
-    self_poster *s = (self_poster *)arg;
-    s->ran++;
-    if (s->left > 0) {
-        s->left--;
-        if (ark_mainq_post(s->q, self_post, s) != ARK_OK) {
-            s->ran = -1000000;
-        }
-    }
-}
-
+/* A producer keeps posting while the main thread's tasks post too (a
+ * reposter chain) and another thread polls pending(). */
 static atomic_int g_stop_polling;
 
 static void *poll_pending(void *arg) {
@@ -489,8 +464,8 @@ TEST(thread_post_while_running) {
     pthread_t prod, poll;
     CHECK_EQ(pthread_create(&prod, NULL, produce, &p), 0);
     CHECK_EQ(pthread_create(&poll, NULL, poll_pending, q), 0);
-    self_poster s = {q, 20000, 0};
-    CHECK_OK(ark_mainq_post(q, self_post, &s));
+    reposter r = {q, 0, 20001, 0, 0};
+    CHECK_OK(ark_mainq_post(q, repost, &r));
     uint64_t rng = harness_seed();
     size_t ran = run_until(q, POSTS + 20001, &rng);
     CHECK_EQ(pthread_join(prod, NULL), 0);
@@ -500,7 +475,8 @@ TEST(thread_post_while_running) {
     CHECK_EQ(p.failed, 0);
     CHECK_EQ(g_tally.count[0], POSTS);
     CHECK_EQ(g_tally.out_of_order, 0);
-    CHECK_EQ(s.ran, 20001);
+    CHECK_EQ(r.runs, 20001);
+    CHECK_EQ(r.nested_ran, 0);
     ark_mainq_destroy(q);
 }
 
