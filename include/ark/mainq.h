@@ -25,8 +25,9 @@
  * Thread-safety: post and pending from any thread. run, drain and destroy
  * from one thread (the main thread); run and drain called from inside a
  * task (or concurrently from two threads) return 0 and run nothing.
- * Every allocation and free happens under the queue's mutex, so the
- * allocator need not be thread-safe if nothing else uses it.
+ * post and run allocate and free only under the queue's mutex (create and
+ * destroy before and after the queue is shared), so the allocator need not
+ * be thread-safe if nothing else uses it.
  */
 #ifndef ARK_MAINQ_H
 #define ARK_MAINQ_H
