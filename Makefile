@@ -4,15 +4,16 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all test test-debug test-asan bench bench-quick fuzz format clean
+.PHONY: all test test-debug test-asan test-tsan bench bench-quick fuzz format clean
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build build/release -j$(JOBS)
 
-# Warnings as errors, then the same suite under ASan+UBSan. ctest's summary
-# of the last run is the last thing printed.
-test: test-debug test-asan
+# Warnings as errors, then the same suite under ASan+UBSan, then the tests
+# named thread_* (ctest label "threads") under TSan. ctest's summary of the
+# last run is the last thing printed.
+test: test-debug test-asan test-tsan
 
 test-debug:
 	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON
@@ -24,6 +25,13 @@ test-asan:
 	    -DARK_SANITIZE=address -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 	$(CMAKE) --build build/asan -j$(JOBS)
 	cd build/asan && $(CTEST) --output-on-failure -j$(JOBS)
+
+# Only what the thread tests need is built (target ark_thread_tests).
+test-tsan:
+	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=OFF -DARK_BENCH=OFF \
+	    -DARK_SANITIZE=thread -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	$(CMAKE) --build build/tsan -j$(JOBS) --target ark_thread_tests
+	cd build/tsan && $(CTEST) --output-on-failure -j$(JOBS) -L threads
 
 bench:
 	bench/run.sh full
