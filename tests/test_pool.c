@@ -575,7 +575,8 @@ TEST(randomized_against_model) {
                            .user = log};
     ark_pool *p = make_pool(&cfg);
     CHECK(p != NULL);
-    enum { CAP = 1 << 14, OPS = 1200000 };
+    enum { CAP = 1 << 14 };
+    const uint64_t OPS = harness_scaled(1200000);
     model_entry *live = malloc(CAP * sizeof *live); /* live + pending */
     ark_handle *dead = malloc(CAP * sizeof *dead);  /* recent stale ones */
     CHECK(live != NULL && dead != NULL);
@@ -697,7 +698,8 @@ TEST(forged_handles_are_rejected) {
     }
     uint64_t state = harness_seed();
     uint64_t accepted = 0;
-    for (uint64_t k = 0; k < 24000000; k++) {
+    const uint64_t tries = harness_scaled(24000000);
+    for (uint64_t k = 0; k < tries; k++) {
         ark_handle f;
         switch (k & 3) {
         case 0:
@@ -728,7 +730,7 @@ TEST(forged_handles_are_rejected) {
     }
     /* Bit flips of stale handles onto the live generation happen; pure
      * noise matching a live handle is rare but allowed. */
-    CHECK(accepted < 24000000 / 8);
+    CHECK(accepted < tries / 8);
     free(h);
     ark_pool_destroy(p);
 }
