@@ -1,0 +1,3 @@
+module arkbench/pool
+
+go 1.19

@@ -1,0 +1,181 @@
+package main
+
+import "time"
+
+// go_map: map[int64]Elem keyed by the element's id; the handle is the id.
+
+func mapSum(m map[int64]Elem) uint64 {
+	var s uint64
+	for _, e := range m {
+		e := e
+		s += xbits(&e)
+	}
+	return s
+}
+
+func mapStale(n, runs int) {
+	perm := permMake(n)
+	h := make([]int64, n)
+	r := make([]int64, n/2)
+	t := make([]float64, runs)
+	var sum, accepted uint64
+	for run := 0; run < runs; run++ {
+		m := map[int64]Elem{}
+		for i := 0; i < n; i++ {
+			m[int64(i)] = elemMake(uint64(i))
+			h[i] = int64(i)
+		}
+		for k := 0; k < n/2; k++ {
+			r[k] = h[perm[k]]
+			delete(m, r[k])
+		}
+		for k := 0; k < n/2; k++ {
+			id := int64(n + k)
+			m[id] = elemMake(uint64(id))
+			h[perm[k]] = id
+		}
+		sum, accepted = 0, 0
+		t0 := time.Now()
+		for k := 0; k < n/2; k++ {
+			if e, ok := m[h[perm[k]]]; ok {
+				sum += xbits(&e)
+			}
+			if e, ok := m[r[k]]; ok {
+				sum += xbits(&e)
+				accepted++
+			}
+		}
+		t[run] = per(t0, time.Now(), n/2*2)
+	}
+	row("stale_get", n, "go_map", t, "ns/op", sum)
+	row("stale_accepted", n/2, "go_map", []float64{float64(accepted)},
+		"handles", uint64(n/2))
+}
+
+func mapS001(n, runs int) {
+	perm := permMake(n)
+	h := make([]int64, n)
+	ti, tg := make([]float64, runs), make([]float64, runs)
+	var cnt, sum uint64
+	for run := 0; run < runs; run++ {
+		m := map[int64]Elem{}
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			m[int64(i)] = elemMake(uint64(i))
+			h[i] = int64(i)
+		}
+		t1 := time.Now()
+		cnt, sum = uint64(len(m)), 0
+		for k := 0; k < n; k++ {
+			if e, ok := m[h[perm[k]]]; ok {
+				sum += xbits(&e)
+			}
+		}
+		t2 := time.Now()
+		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
+	}
+	row("s001_insert", n, "go_map", ti, "ns/op", cnt)
+	row("s001_get_random", n, "go_map", tg, "ns/op", sum)
+}
+
+func mapChurn(live, frames, runs int) {
+	h := make([]int64, live)
+	tf, tit := make([]float64, runs), make([]float64, runs)
+	var check uint64
+	m := live / 10
+	for run := 0; run < runs; run++ {
+		st, next := uint64(benchSeed), int64(live)
+		c := map[int64]Elem{}
+		for i := 0; i < live; i++ {
+			c[int64(i)] = elemMake(uint64(i))
+			h[i] = int64(i)
+		}
+		var frameNs, iterNs int64
+		check = 0
+		for f := 0; f < frames; f++ {
+			t0 := time.Now()
+			for k := 0; k < m; k++ {
+				j := int(benchRand(&st) % uint64(live-k))
+				delete(c, h[j])
+				h[j] = h[live-k-1]
+			}
+			for k := 0; k < m; k++ {
+				c[next] = elemMake(uint64(next))
+				h[live-m+k] = next
+				next++
+			}
+			t1 := time.Now()
+			check += mapSum(c)
+			t2 := time.Now()
+			frameNs += t2.Sub(t0).Nanoseconds()
+			iterNs += t2.Sub(t1).Nanoseconds()
+		}
+		tf[run] = float64(frameNs) / float64(frames) / 1000
+		tit[run] = float64(iterNs) / float64(frames) / 1000
+	}
+	row("churn_frame", live, "go_map", tf, "us/frame", check)
+	row("churn_iterate", live, "go_map", tit, "us/frame", check)
+}
+
+func mapS000(n, runs int) {
+	perm := permMake(n)
+	h := make([]int64, n)
+	for i := range h {
+		h[i] = -1 // touch every page before measuring
+	}
+	t := [5][]float64{}
+	for w := range t {
+		t[w] = make([]float64, runs)
+	}
+	var c5 [5]uint64
+	var mem float64
+	for run := 0; run < runs; run++ {
+		var base int64
+		if run == 0 {
+			peakReset()
+			base = procStatusKiB("VmRSS")
+		}
+		m := map[int64]Elem{}
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			m[int64(i)] = elemMake(uint64(i))
+			h[i] = int64(i)
+		}
+		t1 := time.Now()
+		if run == 0 {
+			mem = float64(procStatusKiB("VmHWM")-base) * 1024 / float64(n)
+		}
+		c5[0] = uint64(len(m))
+		c5[1] = mapSum(m)
+		t2 := time.Now()
+		c5[2] = 0
+		for i := 0; i < n; i++ {
+			if e, ok := m[h[i]]; ok {
+				c5[2] += xbits(&e)
+			}
+		}
+		t3 := time.Now()
+		c5[3] = 0
+		for k := 0; k < n; k++ {
+			if e, ok := m[h[perm[k]]]; ok {
+				c5[3] += xbits(&e)
+			}
+		}
+		t4 := time.Now()
+		before := len(m)
+		for k := 0; k < n; k++ {
+			delete(m, h[perm[k]])
+		}
+		t5 := time.Now()
+		c5[4] = uint64(before - len(m))
+		t[0][run], t[1][run], t[2][run] = per(t0, t1, n), per(t1, t2, n),
+			per(t2, t3, n)
+		t[3][run], t[4][run] = per(t3, t4, n), per(t4, t5, n)
+	}
+	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
+		"s000_get_random", "s000_remove_random"}
+	for w, name := range names {
+		row(name, n, "go_map", t[w], "ns/op", c5[w])
+	}
+	row("s000_memory", n, "go_map", []float64{mem}, "B/elem", uint64(n))
+}
