@@ -1,3 +1,3 @@
-module arkbench/pool
+module arkbench
 
 go 1.19

@@ -1,3 +1,7 @@
+// Go peers of the ark benchmarks: one main package per section in a
+// subdirectory (bench/go/<section>); bench/run.sh builds each into
+// build/bench/go/bench_<section>_go and runs it.
+
 // Section `pool`, Go peers of ark_pool: the Go map, a Go slice and our
 // port of seed 000's SliceMap, with the same workloads, PRNG, seed and
 // operation order as bench/bench_pool.c (its header comment is the
