@@ -30,6 +30,11 @@
  *   checksum is the number of elements removed. s000_memory is the peak
  *   RSS growth while inserting, in bytes per element (first run only).
  *
+ * Each workload is repeated 5 times (once in smoke mode) and reports the
+ * median, but stops repeating once it has used its time budget (8 s in
+ * full mode, 1 s in quick mode) after at least one run, so the slowest
+ * peers keep `make bench` within its time limit; min = max means one run.
+ *
  * The array has no handles: get takes the index, churn removes position j
  * by swap-and-pop (the same elements the handle containers remove, since
  * they apply the same swap to H), s000's remove takes position
@@ -38,6 +43,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_common.h */
 
 #include "ark/pool.h"
+
+#include <stdbool.h>
 
 #include "bench_common.h"
 
@@ -141,6 +148,16 @@ static void peak_reset(void) {
  * measurement starts. */
 static void touch(void *p, size_t bytes) { memset(p, 0xff, bytes); }
 
+/* Per-workload time budget: a workload stops repeating once it has run
+ * for this long (after at least one run), so that the slowest peers keep
+ * the whole bench within its time limit. min = max in a row means one run.
+ */
+static uint64_t budget_ns = 1000000000u;
+
+static bool more_runs(int run, int runs, uint64_t start) {
+    return run < runs && (run == 0 || bench_now_ns() - start < budget_ns);
+}
+
 static double elapsed(uint64_t t0, uint64_t t1, double per) {
     return (double)(t1 - t0) / per;
 }
@@ -182,7 +199,9 @@ static void ark_stale(size_t n, int runs) {
     ark_handle *r = xmalloc(n / 2 * sizeof *r);
     double t[5];
     uint64_t sum = 0, accepted = 0;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         ark_pool *p = ark_new();
         for (size_t i = 0; i < n; i++) {
             h[i] = ark_put(p, i);
@@ -210,7 +229,7 @@ static void ark_stale(size_t n, int runs) {
         t[run] = elapsed(t0, bench_now_ns(), (double)(n / 2 * 2));
         ark_pool_destroy(p);
     }
-    bench_row("pool", "stale_get", n, "ark", t, runs, "ns/op", sum);
+    bench_row("pool", "stale_get", n, "ark", t, run, "ns/op", sum);
     double a[1] = {(double)accepted};
     bench_row("pool", "stale_accepted", n / 2, "ark", a, 1, "handles", n / 2);
     free(r);
@@ -223,7 +242,9 @@ static void ark_s001(size_t n, int runs) {
     ark_handle *h = xmalloc(n * sizeof *h);
     double ti[5], tg[5];
     uint64_t cnt = 0, sum = 0;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         ark_pool *p = ark_new();
         uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
@@ -243,8 +264,8 @@ static void ark_s001(size_t n, int runs) {
         tg[run] = elapsed(t1, t2, (double)n);
         ark_pool_destroy(p);
     }
-    bench_row("pool", "s001_insert", n, "ark", ti, runs, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, "ark", tg, runs, "ns/op", sum);
+    bench_row("pool", "s001_insert", n, "ark", ti, run, "ns/op", cnt);
+    bench_row("pool", "s001_get_random", n, "ark", tg, run, "ns/op", sum);
     free(h);
     free(perm);
 }
@@ -254,7 +275,9 @@ static void ark_churn(size_t live, int frames, int runs) {
     double tf[5], tit[5];
     uint64_t check = 0;
     size_t m = live / 10;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         uint64_t st = BENCH_SEED, next = live;
         ark_pool *p = ark_new();
         for (size_t i = 0; i < live; i++) {
@@ -282,8 +305,8 @@ static void ark_churn(size_t live, int frames, int runs) {
         tit[run] = (double)iter_ns / frames / 1000.0;
         ark_pool_destroy(p);
     }
-    bench_row("pool", "churn_frame", live, "ark", tf, runs, "us/frame", check);
-    bench_row("pool", "churn_iterate", live, "ark", tit, runs, "us/frame",
+    bench_row("pool", "churn_frame", live, "ark", tf, run, "us/frame", check);
+    bench_row("pool", "churn_iterate", live, "ark", tit, run, "us/frame",
               check);
     free(h);
 }
@@ -294,7 +317,9 @@ static void ark_s000(size_t n, int runs) {
     touch(h, n * sizeof *h);
     double t[5][5], mem = 0;
     uint64_t c[5] = {0};
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         long base = 0;
         if (run == 0) {
             peak_reset();
@@ -342,12 +367,11 @@ static void ark_s000(size_t n, int runs) {
         t[4][run] = elapsed(t4, t5, (double)n);
         ark_pool_destroy(p);
     }
-    bench_row("pool", "s000_insert", n, "ark", t[0], runs, "ns/op", c[0]);
-    bench_row("pool", "s000_iterate", n, "ark", t[1], runs, "ns/op", c[1]);
-    bench_row("pool", "s000_get_seq", n, "ark", t[2], runs, "ns/op", c[2]);
-    bench_row("pool", "s000_get_random", n, "ark", t[3], runs, "ns/op", c[3]);
-    bench_row("pool", "s000_remove_random", n, "ark", t[4], runs, "ns/op",
-              c[4]);
+    bench_row("pool", "s000_insert", n, "ark", t[0], run, "ns/op", c[0]);
+    bench_row("pool", "s000_iterate", n, "ark", t[1], run, "ns/op", c[1]);
+    bench_row("pool", "s000_get_seq", n, "ark", t[2], run, "ns/op", c[2]);
+    bench_row("pool", "s000_get_random", n, "ark", t[3], run, "ns/op", c[3]);
+    bench_row("pool", "s000_remove_random", n, "ark", t[4], run, "ns/op", c[4]);
     bench_row("pool", "s000_memory", n, "ark", &mem, 1, "B/elem", n);
     free(h);
     free(perm);
@@ -388,7 +412,9 @@ static void array_s001(size_t n, int runs) {
     uint32_t *perm = perm_make(n);
     double ti[5], tg[5];
     uint64_t cnt = 0, sum = 0;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         array a = {NULL, 0, 0};
         uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
@@ -405,8 +431,8 @@ static void array_s001(size_t n, int runs) {
         tg[run] = elapsed(t1, t2, (double)n);
         free(a.v);
     }
-    bench_row("pool", "s001_insert", n, "array", ti, runs, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, "array", tg, runs, "ns/op", sum);
+    bench_row("pool", "s001_insert", n, "array", ti, run, "ns/op", cnt);
+    bench_row("pool", "s001_get_random", n, "array", tg, run, "ns/op", sum);
     free(perm);
 }
 
@@ -414,7 +440,9 @@ static void array_churn(size_t live, int frames, int runs) {
     double tf[5], tit[5];
     uint64_t check = 0;
     size_t m = live / 10;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         uint64_t st = BENCH_SEED, next = live;
         array a = {NULL, 0, 0};
         for (size_t i = 0; i < live; i++) {
@@ -440,9 +468,8 @@ static void array_churn(size_t live, int frames, int runs) {
         tit[run] = (double)iter_ns / frames / 1000.0;
         free(a.v);
     }
-    bench_row("pool", "churn_frame", live, "array", tf, runs, "us/frame",
-              check);
-    bench_row("pool", "churn_iterate", live, "array", tit, runs, "us/frame",
+    bench_row("pool", "churn_frame", live, "array", tf, run, "us/frame", check);
+    bench_row("pool", "churn_iterate", live, "array", tit, run, "us/frame",
               check);
 }
 
@@ -450,7 +477,9 @@ static void array_s000(size_t n, int runs) {
     uint32_t *perm = perm_make(n);
     double t[5][5], mem = 0;
     uint64_t c[5] = {0};
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         long base = 0;
         if (run == 0) {
             peak_reset();
@@ -492,11 +521,11 @@ static void array_s000(size_t n, int runs) {
         t[4][run] = elapsed(t4, t5, (double)n);
         free(a.v);
     }
-    bench_row("pool", "s000_insert", n, "array", t[0], runs, "ns/op", c[0]);
-    bench_row("pool", "s000_iterate", n, "array", t[1], runs, "ns/op", c[1]);
-    bench_row("pool", "s000_get_seq", n, "array", t[2], runs, "ns/op", c[2]);
-    bench_row("pool", "s000_get_random", n, "array", t[3], runs, "ns/op", c[3]);
-    bench_row("pool", "s000_remove_random", n, "array", t[4], runs, "ns/op",
+    bench_row("pool", "s000_insert", n, "array", t[0], run, "ns/op", c[0]);
+    bench_row("pool", "s000_iterate", n, "array", t[1], run, "ns/op", c[1]);
+    bench_row("pool", "s000_get_seq", n, "array", t[2], run, "ns/op", c[2]);
+    bench_row("pool", "s000_get_random", n, "array", t[3], run, "ns/op", c[3]);
+    bench_row("pool", "s000_remove_random", n, "array", t[4], run, "ns/op",
               c[4]);
     bench_row("pool", "s000_memory", n, "array", &mem, 1, "B/elem", n);
     free(perm);
@@ -505,6 +534,7 @@ static void array_s000(size_t n, int runs) {
 int main(int argc, char **argv) {
     bench_args args = bench_parse(argc, argv, impls, 2);
     sizes s = sizes_for(args.mode);
+    budget_ns = args.mode == BENCH_FULL ? 8000000000u : 1000000000u;
     if (bench_selected(&args, "ark")) {
         peak_reset();
         ark_stale(s.stale, args.runs);

@@ -102,6 +102,13 @@ void peak_reset() {
     }
 }
 
+/* Per-workload time budget, as in bench_pool.c. */
+uint64_t budget_ns = 1000000000u;
+
+bool more_runs(int run, int runs, uint64_t start) {
+    return run < runs && (run == 0 || bench_now_ns() - start < budget_ns);
+}
+
 double per(uint64_t t0, uint64_t t1, double n) { return (double)(t1 - t0) / n; }
 
 /* ---- adapters: insert(id) -> handle, get(handle) -> elem* or null,
@@ -177,7 +184,9 @@ template <class C> void stale(const char *impl, size_t n, int runs, bool rsv) {
     std::vector<typename C::handle> h(n), r(n / 2);
     double t[5];
     uint64_t sum = 0, accepted = 0;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         C *c = new C(make_container<C>(rsv ? n : 0, true));
         for (size_t i = 0; i < n; i++) {
             h[i] = c->insert(i);
@@ -205,7 +214,7 @@ template <class C> void stale(const char *impl, size_t n, int runs, bool rsv) {
         t[run] = per(t0, bench_now_ns(), (double)(n / 2 * 2));
         delete c;
     }
-    bench_row("pool", "stale_get", n, impl, t, runs, "ns/op", sum);
+    bench_row("pool", "stale_get", n, impl, t, run, "ns/op", sum);
     double a[1] = {(double)accepted};
     bench_row("pool", "stale_accepted", n / 2, impl, a, 1, "handles", n / 2);
 }
@@ -215,7 +224,9 @@ template <class C> void s001(const char *impl, size_t n, int runs, bool rsv) {
     std::vector<typename C::handle> h(n);
     double ti[5], tg[5];
     uint64_t cnt = 0, sum = 0;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         C *c = new C(make_container<C>(rsv ? n : 0, false));
         uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
@@ -235,8 +246,8 @@ template <class C> void s001(const char *impl, size_t n, int runs, bool rsv) {
         tg[run] = per(t1, t2, (double)n);
         delete c;
     }
-    bench_row("pool", "s001_insert", n, impl, ti, runs, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, impl, tg, runs, "ns/op", sum);
+    bench_row("pool", "s001_insert", n, impl, ti, run, "ns/op", cnt);
+    bench_row("pool", "s001_get_random", n, impl, tg, run, "ns/op", sum);
 }
 
 template <class C>
@@ -245,7 +256,9 @@ void churn(const char *impl, size_t live, int frames, int runs, bool rsv) {
     double tf[5], tit[5];
     uint64_t check = 0;
     size_t m = live / 10;
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         uint64_t st = BENCH_SEED, next = live;
         C *c = new C(make_container<C>(rsv ? live : 0, false));
         for (size_t i = 0; i < live; i++) {
@@ -273,9 +286,8 @@ void churn(const char *impl, size_t live, int frames, int runs, bool rsv) {
         tit[run] = (double)iter_ns / frames / 1000.0;
         delete c;
     }
-    bench_row("pool", "churn_frame", live, impl, tf, runs, "us/frame", check);
-    bench_row("pool", "churn_iterate", live, impl, tit, runs, "us/frame",
-              check);
+    bench_row("pool", "churn_frame", live, impl, tf, run, "us/frame", check);
+    bench_row("pool", "churn_iterate", live, impl, tit, run, "us/frame", check);
 }
 
 template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
@@ -283,7 +295,9 @@ template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
     std::vector<typename C::handle> h(n);
     double t[5][5], mem = 0;
     uint64_t c5[5] = {0, 0, 0, 0, 0};
-    for (int run = 0; run < runs; run++) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; more_runs(run, runs, start); run++) {
         long base = 0;
         if (run == 0) {
             peak_reset();
@@ -331,12 +345,11 @@ template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
         t[4][run] = per(t4, t5, (double)n);
         delete c;
     }
-    bench_row("pool", "s000_insert", n, impl, t[0], runs, "ns/op", c5[0]);
-    bench_row("pool", "s000_iterate", n, impl, t[1], runs, "ns/op", c5[1]);
-    bench_row("pool", "s000_get_seq", n, impl, t[2], runs, "ns/op", c5[2]);
-    bench_row("pool", "s000_get_random", n, impl, t[3], runs, "ns/op", c5[3]);
-    bench_row("pool", "s000_remove_random", n, impl, t[4], runs, "ns/op",
-              c5[4]);
+    bench_row("pool", "s000_insert", n, impl, t[0], run, "ns/op", c5[0]);
+    bench_row("pool", "s000_iterate", n, impl, t[1], run, "ns/op", c5[1]);
+    bench_row("pool", "s000_get_seq", n, impl, t[2], run, "ns/op", c5[2]);
+    bench_row("pool", "s000_get_random", n, impl, t[3], run, "ns/op", c5[3]);
+    bench_row("pool", "s000_remove_random", n, impl, t[4], run, "ns/op", c5[4]);
     bench_row("pool", "s000_memory", n, impl, &mem, 1, "B/elem", n);
 }
 
@@ -375,6 +388,7 @@ int main(int argc, char **argv) {
     int nimpls = (int)(sizeof impls / sizeof impls[0]);
     bench_args args = bench_parse(argc, argv, impls, nimpls);
     sizes s = sizes_for(args.mode);
+    budget_ns = args.mode == BENCH_FULL ? 8000000000u : 1000000000u;
     if (bench_selected(&args, "unordered_map")) {
         run_all<umap>("unordered_map", s, args.runs, false);
     }

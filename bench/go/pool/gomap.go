@@ -19,7 +19,8 @@ func mapStale(n, runs int) {
 	r := make([]int64, n/2)
 	t := make([]float64, runs)
 	var sum, accepted uint64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		m := map[int64]Elem{}
 		for i := 0; i < n; i++ {
 			m[int64(i)] = elemMake(uint64(i))
@@ -47,7 +48,7 @@ func mapStale(n, runs int) {
 		}
 		t[run] = per(t0, time.Now(), n/2*2)
 	}
-	row("stale_get", n, "go_map", t, "ns/op", sum)
+	row("stale_get", n, "go_map", t[:run], "ns/op", sum)
 	row("stale_accepted", n/2, "go_map", []float64{float64(accepted)},
 		"handles", uint64(n/2))
 }
@@ -57,7 +58,8 @@ func mapS001(n, runs int) {
 	h := make([]int64, n)
 	ti, tg := make([]float64, runs), make([]float64, runs)
 	var cnt, sum uint64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		m := map[int64]Elem{}
 		t0 := time.Now()
 		for i := 0; i < n; i++ {
@@ -74,8 +76,8 @@ func mapS001(n, runs int) {
 		t2 := time.Now()
 		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
 	}
-	row("s001_insert", n, "go_map", ti, "ns/op", cnt)
-	row("s001_get_random", n, "go_map", tg, "ns/op", sum)
+	row("s001_insert", n, "go_map", ti[:run], "ns/op", cnt)
+	row("s001_get_random", n, "go_map", tg[:run], "ns/op", sum)
 }
 
 func mapChurn(live, frames, runs int) {
@@ -83,7 +85,8 @@ func mapChurn(live, frames, runs int) {
 	tf, tit := make([]float64, runs), make([]float64, runs)
 	var check uint64
 	m := live / 10
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		st, next := uint64(benchSeed), int64(live)
 		c := map[int64]Elem{}
 		for i := 0; i < live; i++ {
@@ -113,8 +116,8 @@ func mapChurn(live, frames, runs int) {
 		tf[run] = float64(frameNs) / float64(frames) / 1000
 		tit[run] = float64(iterNs) / float64(frames) / 1000
 	}
-	row("churn_frame", live, "go_map", tf, "us/frame", check)
-	row("churn_iterate", live, "go_map", tit, "us/frame", check)
+	row("churn_frame", live, "go_map", tf[:run], "us/frame", check)
+	row("churn_iterate", live, "go_map", tit[:run], "us/frame", check)
 }
 
 func mapS000(n, runs int) {
@@ -129,7 +132,8 @@ func mapS000(n, runs int) {
 	}
 	var c5 [5]uint64
 	var mem float64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		var base int64
 		if run == 0 {
 			peakReset()
@@ -175,7 +179,7 @@ func mapS000(n, runs int) {
 	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
 		"s000_get_random", "s000_remove_random"}
 	for w, name := range names {
-		row(name, n, "go_map", t[w], "ns/op", c5[w])
+		row(name, n, "go_map", t[w][:run], "ns/op", c5[w])
 	}
 	row("s000_memory", n, "go_map", []float64{mem}, "B/elem", uint64(n))
 }

@@ -17,7 +17,8 @@ func sliceS001(n, runs int) {
 	perm := permMake(n)
 	ti, tg := make([]float64, runs), make([]float64, runs)
 	var cnt, sum uint64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		var v []Elem
 		t0 := time.Now()
 		for i := 0; i < n; i++ {
@@ -31,15 +32,16 @@ func sliceS001(n, runs int) {
 		t2 := time.Now()
 		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
 	}
-	row("s001_insert", n, "go_slice", ti, "ns/op", cnt)
-	row("s001_get_random", n, "go_slice", tg, "ns/op", sum)
+	row("s001_insert", n, "go_slice", ti[:run], "ns/op", cnt)
+	row("s001_get_random", n, "go_slice", tg[:run], "ns/op", sum)
 }
 
 func sliceChurn(live, frames, runs int) {
 	tf, tit := make([]float64, runs), make([]float64, runs)
 	var check uint64
 	m := live / 10
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		st, next := uint64(benchSeed), uint64(live)
 		var v []Elem
 		for i := 0; i < live; i++ {
@@ -67,8 +69,8 @@ func sliceChurn(live, frames, runs int) {
 		tf[run] = float64(frameNs) / float64(frames) / 1000
 		tit[run] = float64(iterNs) / float64(frames) / 1000
 	}
-	row("churn_frame", live, "go_slice", tf, "us/frame", check)
-	row("churn_iterate", live, "go_slice", tit, "us/frame", check)
+	row("churn_frame", live, "go_slice", tf[:run], "us/frame", check)
+	row("churn_iterate", live, "go_slice", tit[:run], "us/frame", check)
 }
 
 func sliceS000(n, runs int) {
@@ -79,7 +81,8 @@ func sliceS000(n, runs int) {
 	}
 	var c5 [5]uint64
 	var mem float64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		var base int64
 		if run == 0 {
 			peakReset()
@@ -122,7 +125,7 @@ func sliceS000(n, runs int) {
 	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
 		"s000_get_random", "s000_remove_random"}
 	for w, name := range names {
-		row(name, n, "go_slice", t[w], "ns/op", c5[w])
+		row(name, n, "go_slice", t[w][:run], "ns/op", c5[w])
 	}
 	row("s000_memory", n, "go_slice", []float64{mem}, "B/elem", uint64(n))
 }

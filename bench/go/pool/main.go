@@ -94,6 +94,14 @@ func row(workload string, n int, impl string, runs []float64, unit string,
 		checksum)
 }
 
+// budget is the per-workload time budget, as in bench_pool.c: a workload
+// stops repeating once it has run this long (after at least one run).
+var budget = time.Second
+
+func moreRuns(run, runs int, start time.Time) bool {
+	return run < runs && (run == 0 || time.Since(start) < budget)
+}
+
 func per(t0, t1 time.Time, n int) float64 {
 	return float64(t1.Sub(t0).Nanoseconds()) / float64(n)
 }
@@ -166,6 +174,9 @@ func main() {
 	runs := 5
 	if mode == "smoke" {
 		runs = 1
+	}
+	if mode == "full" {
+		budget = 8 * time.Second
 	}
 	for _, name := range impls {
 		if impl == "" || impl == name {

@@ -32,7 +32,8 @@ func smStale(n, runs int) {
 	r := make([]int64, n/2)
 	t := make([]float64, runs)
 	var sum, accepted uint64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		m := smNew()
 		for i := 0; i < n; i++ {
 			h[i] = smPut(m, uint64(i))
@@ -57,7 +58,7 @@ func smStale(n, runs int) {
 		}
 		t[run] = per(t0, time.Now(), n/2*2)
 	}
-	row("stale_get", n, "go_slicemap", t, "ns/op", sum)
+	row("stale_get", n, "go_slicemap", t[:run], "ns/op", sum)
 	row("stale_accepted", n/2, "go_slicemap", []float64{float64(accepted)},
 		"handles", uint64(n/2))
 }
@@ -67,7 +68,8 @@ func smS001(n, runs int) {
 	h := make([]int64, n)
 	ti, tg := make([]float64, runs), make([]float64, runs)
 	var cnt, sum uint64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		m := smNew()
 		t0 := time.Now()
 		for i := 0; i < n; i++ {
@@ -83,8 +85,8 @@ func smS001(n, runs int) {
 		t2 := time.Now()
 		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
 	}
-	row("s001_insert", n, "go_slicemap", ti, "ns/op", cnt)
-	row("s001_get_random", n, "go_slicemap", tg, "ns/op", sum)
+	row("s001_insert", n, "go_slicemap", ti[:run], "ns/op", cnt)
+	row("s001_get_random", n, "go_slicemap", tg[:run], "ns/op", sum)
 }
 
 func smChurn(live, frames, runs int) {
@@ -92,7 +94,8 @@ func smChurn(live, frames, runs int) {
 	tf, tit := make([]float64, runs), make([]float64, runs)
 	var check uint64
 	m := live / 10
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		st, next := uint64(benchSeed), uint64(live)
 		c := smNew()
 		for i := 0; i < live; i++ {
@@ -120,8 +123,8 @@ func smChurn(live, frames, runs int) {
 		tf[run] = float64(frameNs) / float64(frames) / 1000
 		tit[run] = float64(iterNs) / float64(frames) / 1000
 	}
-	row("churn_frame", live, "go_slicemap", tf, "us/frame", check)
-	row("churn_iterate", live, "go_slicemap", tit, "us/frame", check)
+	row("churn_frame", live, "go_slicemap", tf[:run], "us/frame", check)
+	row("churn_iterate", live, "go_slicemap", tit[:run], "us/frame", check)
 }
 
 func smS000(n, runs int) {
@@ -136,7 +139,8 @@ func smS000(n, runs int) {
 	}
 	var c5 [5]uint64
 	var mem float64
-	for run := 0; run < runs; run++ {
+	run, start := 0, time.Now()
+	for ; moreRuns(run, runs, start); run++ {
 		var base int64
 		if run == 0 {
 			peakReset()
@@ -181,7 +185,7 @@ func smS000(n, runs int) {
 	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
 		"s000_get_random", "s000_remove_random"}
 	for w, name := range names {
-		row(name, n, "go_slicemap", t[w], "ns/op", c5[w])
+		row(name, n, "go_slicemap", t[w][:run], "ns/op", c5[w])
 	}
 	row("s000_memory", n, "go_slicemap", []float64{mem}, "B/elem", uint64(n))
 }

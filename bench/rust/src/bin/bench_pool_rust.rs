@@ -5,7 +5,12 @@
 //! Our code, written against slotmap's public API.
 
 use slotmap::{DefaultKey, DenseSlotMap, HopSlotMap, SlotMap};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
+
+/// Per-workload time budget, as in bench_pool.c: stop repeating a workload
+/// once it has run this long (after at least one run).
+static BUDGET_NS: AtomicU64 = AtomicU64::new(1_000_000_000);
 
 const BENCH_SEED: u64 = 0x2026a4c;
 const IMPLS: [&str; 3] = ["SlotMap", "HopSlotMap", "DenseSlotMap"];
@@ -172,7 +177,13 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
     let mut r = vec![DefaultKey::default(); n / 2];
     let mut t = vec![0.0; runs];
     let (mut sum, mut accepted) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut done = 0;
     for run in 0..runs {
+        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+            break;
+        }
+        done = run + 1;
         let mut c = C::new();
         for i in 0..n {
             h[i] = c.insert(elem_make(i as u64));
@@ -198,7 +209,7 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
         }
         t[run] = per(t0, Instant::now(), (n / 2 * 2) as f64);
     }
-    row("stale_get", n, imp, &mut t, "ns/op", sum);
+    row("stale_get", n, imp, &mut t[..done], "ns/op", sum);
     row("stale_accepted", n / 2, imp, &mut [accepted as f64], "handles", (n / 2) as u64);
 }
 
@@ -207,7 +218,13 @@ fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
     let mut h = vec![DefaultKey::default(); n];
     let (mut ti, mut tg) = (vec![0.0; runs], vec![0.0; runs]);
     let (mut cnt, mut sum) = (0u64, 0u64);
+    let start = Instant::now();
+    let mut done = 0;
     for run in 0..runs {
+        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+            break;
+        }
+        done = run + 1;
         let mut c = C::new();
         let t0 = Instant::now();
         for i in 0..n {
@@ -225,8 +242,8 @@ fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
         ti[run] = per(t0, t1, n as f64);
         tg[run] = per(t1, t2, n as f64);
     }
-    row("s001_insert", n, imp, &mut ti, "ns/op", cnt);
-    row("s001_get_random", n, imp, &mut tg, "ns/op", sum);
+    row("s001_insert", n, imp, &mut ti[..done], "ns/op", cnt);
+    row("s001_get_random", n, imp, &mut tg[..done], "ns/op", sum);
 }
 
 fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
@@ -234,7 +251,13 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
     let (mut tf, mut tit) = (vec![0.0; runs], vec![0.0; runs]);
     let mut check = 0u64;
     let m = live / 10;
+    let start = Instant::now();
+    let mut done = 0;
     for run in 0..runs {
+        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+            break;
+        }
+        done = run + 1;
         let mut st = BENCH_SEED;
         let mut next = live as u64;
         let mut c = C::new();
@@ -263,8 +286,8 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
         tf[run] = frame_ns as f64 / frames as f64 / 1000.0;
         tit[run] = iter_ns as f64 / frames as f64 / 1000.0;
     }
-    row("churn_frame", live, imp, &mut tf, "us/frame", check);
-    row("churn_iterate", live, imp, &mut tit, "us/frame", check);
+    row("churn_frame", live, imp, &mut tf[..done], "us/frame", check);
+    row("churn_iterate", live, imp, &mut tit[..done], "us/frame", check);
 }
 
 fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
@@ -276,7 +299,13 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
     let mut t: Vec<Vec<f64>> = vec![vec![0.0; runs]; 5];
     let mut c5 = [0u64; 5];
     let mut mem = 0.0;
+    let start = Instant::now();
+    let mut done = 0;
     for run in 0..runs {
+        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+            break;
+        }
+        done = run + 1;
         let mut base = 0;
         if run == 0 {
             peak_reset();
@@ -322,7 +351,7 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
     }
     let names = ["s000_insert", "s000_iterate", "s000_get_seq", "s000_get_random", "s000_remove_random"];
     for w in 0..5 {
-        row(names[w], n, imp, &mut t[w], "ns/op", c5[w]);
+        row(names[w], n, imp, &mut t[w][..done], "ns/op", c5[w]);
     }
     row("s000_memory", n, imp, &mut [mem], "B/elem", n as u64);
 }
@@ -373,6 +402,9 @@ fn main() {
         i += 1;
     }
     let runs = if mode == "smoke" { 1 } else { 5 };
+    if mode == "full" {
+        BUDGET_NS.store(8_000_000_000, Relaxed);
+    }
     let sel = |name: &str| imp.as_deref().map_or(true, |x| x == name);
     if sel("SlotMap") {
         run_all::<SlotMap<DefaultKey, Elem>>("SlotMap", &mode, runs);
