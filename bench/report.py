@@ -6,7 +6,9 @@ usage: report.py CSV [--md OUT.md] [--charts DIR] [--readme README.md]
 CSV columns (bench/bench_common.h, plus a header line):
   section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum
 
-For every section / workload / n the table lists each implementation's
+Rows repeated by several rounds (bench/run.sh with ROUNDS=k) are merged:
+median of the medians, overall min and max. For every section / workload
+/ n the table lists each implementation's
 median with min-max, the ratio to ark (value / ark's value for the same
 section, workload, n and unit), peak RSS, and whether its checksum agrees
 with ark's (MISMATCH if not). The machine and toolchain lines come from
@@ -63,8 +65,26 @@ def load(path):
                 }
             except ValueError:
                 continue
-            rows[(sec, wl, int(n), unit, impl)] = row  # last one wins
-    return list(rows.values())
+            rows.setdefault((sec, wl, int(n), unit, impl), []).append(row)
+    return [merge(rs) for rs in rows.values()]
+
+
+def merge(rs):
+    """One row from the rows of several rounds (run.sh ROUNDS=k): the
+    median of their medians, the overall min and max, the largest RSS. A
+    checksum that changes between rounds is kept as 'unstable'."""
+    if len(rs) == 1:
+        return rs[0]
+    vals = sorted(r["value"] for r in rs)
+    k = len(vals)
+    out = dict(rs[0])
+    out["value"] = vals[k // 2] if k % 2 else (vals[k // 2 - 1] + vals[k // 2]) / 2
+    out["min"] = min(r["min"] for r in rs)
+    out["max"] = max(r["max"] for r in rs)
+    out["rss"] = max(r["rss"] for r in rs)
+    if len({r["checksum"] for r in rs}) > 1:
+        out["checksum"] = "unstable"
+    return out
 
 
 def group(rows):
@@ -94,7 +114,8 @@ def annotate(rs):
         if ref is not None:
             if ref["value"] != 0:
                 r["ratio"] = r["value"] / ref["value"]
-            r["agree"] = r["checksum"] == ref["checksum"]
+            r["agree"] = (r["checksum"] == ref["checksum"]
+                          and r["checksum"] != "unstable")
     return ref
 
 

@@ -15,6 +15,7 @@
 # 3. Runs `prog --list-impls`, then `prog --mode MODE --impl NAME` once per
 #    implementation (one process each, so peak RSS is that
 #    implementation's), for every program found; collects the CSV rows.
+#    ROUNDS=k (environment) repeats the whole run k times, interleaved.
 # 4. bench/report.py turns the CSV into the markdown tables and charts, and
 #    (full mode) README's block between <!-- bench:begin/end -->.
 set -uo pipefail
@@ -177,8 +178,14 @@ progs=$(find "$BUILD" "$BUILD/bench" "$BUILD/rust/release" "$BUILD/go" \
     say "no bench program was built"
     exit 1
 }
+# ROUNDS=k runs every implementation k times, interleaved (all of them,
+# then all again), so a load change on a shared machine hits them all;
+# the report takes the median of the rounds.
+ROUNDS=${ROUNDS:-1}
 fail=0
 start=$(date +%s)
+for round in $(seq 1 "$ROUNDS"); do
+[ "$ROUNDS" -gt 1 ] && say "round $round of $ROUNDS"
 for prog in $progs; do
     name=$(basename "$prog")
     impls=$("$prog" --list-impls 2>/dev/null) || {
@@ -200,6 +207,7 @@ for prog in $progs; do
         fi
         say "$name $impl: $(printf '%s\n' "$rows" | grep -c .) rows, $(($(date +%s) - t0)) s"
     done
+done
 done
 say "ran everything in $(($(date +%s) - start)) s"
 {
