@@ -20,6 +20,7 @@ markers README is left alone. Standard library only.
 import argparse
 import collections
 import csv
+import math
 import os
 import shutil
 import subprocess
@@ -212,19 +213,29 @@ def charts(groups, outdir):
                     i, label, r["value"], r["min"], r["max"], color,
                     num(r["value"])))
             script.append("EOD")
+            vmin = min([r["value"] for r in rs if r["value"] > 0] + [vmax])
+            # A wide range gets a log scale, so the fast bars stay visible.
+            logx = vmax / vmin > 30
+            lo = 10 ** math.floor(math.log10(vmin / 1.5)) if logx else 0
             script.append("set terminal pngcairo noenhanced size 720,%d font 'sans,9'" % height)
             script.append("set output '%s'" % path.replace("'", ""))
-            script.append("set title '%s: %s, n = %s (%s, median, bars min–max)'"
-                          % (sec, wl, "{:,}".format(n), unit))
-            script.append("set xrange [0:%g]" % (vmax * 1.25))
+            script.append("set title '%s: %s, n = %s (%s, median, bars min–max%s)'"
+                          % (sec, wl, "{:,}".format(n), unit,
+                             ", log scale" if logx else ""))
+            if logx:
+                script.append("set logscale x")
+                script.append("set xrange [%g:%g]" % (lo, vmax * 4))
+            else:
+                script.append("unset logscale x")
+                script.append("set xrange [0:%g]" % (vmax * 1.25))
             script.append("set yrange [-0.6:%g]" % (len(rs) - 0.4))
             script.append("unset key")
             script.append("set grid xtics")
             script.append("set style fill solid 0.8 noborder")
             script.append(
-                "plot $d using ($3/2):1:($3/2):(0.35):(column(6)):ytic(2) "
-                "with boxxyerrorbars lc rgb variable, "
-                "$d using 3:1:4:5 with xerrorbars lc rgb 'black' pt 0, "
+                ("plot $d using 3:1:(%g):($3 > %g ? $3 : %g):($1-0.35):($1+0.35):"
+                 "(column(6)):ytic(2) with boxxyerrorbars lc rgb variable, " % (lo, lo, lo))
+                + "$d using 3:1:4:5 with xerrorbars lc rgb 'black' pt 0, "
                 "$d using 5:1:7 with labels left offset 0.8,0")
             script.append("unset output")
             made.append((sec, wl, n, name))
