@@ -14,13 +14,8 @@
  *                          slot), so every stale handle counts as accepted.
  * Peer code here is ours, written against the public APIs.
  */
-#include "bench_common.h"
+#include "pool_recipe.h"
 
-#include <malloc.h>
-
-#include <cstdio>
-#include <cstring>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -32,84 +27,6 @@
 #endif
 
 namespace {
-
-struct elem {
-    float x, y, vx, vy;
-};
-
-elem elem_make(uint64_t id) {
-    return elem{(float)id, (float)(id + 1), 1.0f, -1.0f};
-}
-
-uint64_t xbits(const elem *e) {
-    uint32_t b;
-    std::memcpy(&b, &e->x, sizeof b);
-    return b;
-}
-
-struct sizes {
-    size_t s000, s001, churn[2], stale;
-    int frames;
-};
-
-sizes sizes_for(bench_mode m) {
-    if (m == BENCH_SMOKE) {
-        return sizes{10000, 10000, {1000, 10000}, 10000, 2};
-    }
-    if (m == BENCH_QUICK) {
-        return sizes{1000000, 100000, {10000, 100000}, 100000, 100};
-    }
-    return sizes{10000000, 1000000, {100000, 1000000}, 1000000, 100};
-}
-
-std::vector<uint32_t> perm_make(size_t n) {
-    std::vector<uint32_t> a(n);
-    for (size_t i = 0; i < n; i++) {
-        a[i] = (uint32_t)i;
-    }
-    uint64_t st = BENCH_SEED;
-    for (size_t i = n; i-- > 1;) {
-        size_t j = (size_t)(bench_rand(&st) % (uint64_t)(i + 1));
-        std::swap(a[i], a[j]);
-    }
-    return a;
-}
-
-long proc_status_kib(const char *key) {
-    FILE *f = std::fopen("/proc/self/status", "r");
-    if (f == nullptr) {
-        return -1;
-    }
-    char line[256];
-    long v = -1;
-    size_t k = std::strlen(key);
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-        if (std::strncmp(line, key, k) == 0 && line[k] == ':') {
-            v = std::atol(line + k + 1);
-            break;
-        }
-    }
-    std::fclose(f);
-    return v;
-}
-
-void peak_reset() {
-    malloc_trim(0);
-    FILE *f = std::fopen("/proc/self/clear_refs", "w");
-    if (f != nullptr) {
-        std::fputs("5", f);
-        std::fclose(f);
-    }
-}
-
-/* Per-workload time budget, as in bench_pool.c. */
-uint64_t budget_ns = 1000000000u;
-
-bool more_runs(int run, int runs, uint64_t start) {
-    return run < runs && (run == 0 || bench_now_ns() - start < budget_ns);
-}
-
-double per(uint64_t t0, uint64_t t1, double n) { return (double)(t1 - t0) / n; }
 
 /* ---- adapters: insert(id) -> handle, get(handle) -> elem* or null,
  * remove(handle), count(), sum() over every element ---- */
@@ -179,14 +96,23 @@ colony_adapter make_container<colony_adapter>(size_t reserve, bool stale) {
 
 /* ---- workloads, step for step as in bench_pool.c ---- */
 
-template <class C> void stale(const char *impl, size_t n, int runs, bool rsv) {
-    std::vector<uint32_t> perm = perm_make(n);
+/* perm(n) as a vector (pool_recipe.h's perm_make returns malloc'd memory). */
+std::vector<uint32_t> perm_vec(size_t n) {
+    uint32_t *p = perm_make(n);
+    std::vector<uint32_t> v(p, p + n);
+    free(p);
+    return v;
+}
+
+template <class C>
+void stale(const bench_args *a, const char *impl, size_t n, bool rsv) {
+    std::vector<uint32_t> perm = perm_vec(n);
     std::vector<typename C::handle> h(n), r(n / 2);
     double t[5];
     uint64_t sum = 0, accepted = 0;
     int run;
     uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(run, runs, start); run++) {
+    for (run = 0; more_runs(a, run, start); run++) {
         C *c = new C(make_container<C>(rsv ? n : 0, true));
         for (size_t i = 0; i < n; i++) {
             h[i] = c->insert(i);
@@ -211,22 +137,21 @@ template <class C> void stale(const char *impl, size_t n, int runs, bool rsv) {
                 accepted++;
             }
         }
-        t[run] = per(t0, bench_now_ns(), (double)(n / 2 * 2));
+        t[run] = (double)(bench_now_ns() - t0) / (double)(n / 2 * 2);
         delete c;
     }
-    bench_row("pool", "stale_get", n, impl, t, run, "ns/op", sum);
-    double a[1] = {(double)accepted};
-    bench_row("pool", "stale_accepted", n / 2, impl, a, 1, "handles", n / 2);
+    stale_rows(impl, n, t, run, sum, accepted);
 }
 
-template <class C> void s001(const char *impl, size_t n, int runs, bool rsv) {
-    std::vector<uint32_t> perm = perm_make(n);
+template <class C>
+void s001(const bench_args *a, const char *impl, size_t n, bool rsv) {
+    std::vector<uint32_t> perm = perm_vec(n);
     std::vector<typename C::handle> h(n);
     double ti[5], tg[5];
     uint64_t cnt = 0, sum = 0;
     int run;
     uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(run, runs, start); run++) {
+    for (run = 0; more_runs(a, run, start); run++) {
         C *c = new C(make_container<C>(rsv ? n : 0, false));
         uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
@@ -242,8 +167,8 @@ template <class C> void s001(const char *impl, size_t n, int runs, bool rsv) {
             }
         }
         uint64_t t2 = bench_now_ns();
-        ti[run] = per(t0, t1, (double)n);
-        tg[run] = per(t1, t2, (double)n);
+        ti[run] = (double)(t1 - t0) / (double)n;
+        tg[run] = (double)(t2 - t1) / (double)n;
         delete c;
     }
     bench_row("pool", "s001_insert", n, impl, ti, run, "ns/op", cnt);
@@ -251,14 +176,14 @@ template <class C> void s001(const char *impl, size_t n, int runs, bool rsv) {
 }
 
 template <class C>
-void churn(const char *impl, size_t live, int frames, int runs, bool rsv) {
+void churn(const bench_args *a, const char *impl, size_t live, bool rsv) {
     std::vector<typename C::handle> h(live);
     double tf[5], tit[5];
     uint64_t check = 0;
     size_t m = live / 10;
-    int run;
+    int frames = sizes_for(a->mode).frames, run;
     uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(run, runs, start); run++) {
+    for (run = 0; more_runs(a, run, start); run++) {
         uint64_t st = BENCH_SEED, next = live;
         C *c = new C(make_container<C>(rsv ? live : 0, false));
         for (size_t i = 0; i < live; i++) {
@@ -286,36 +211,31 @@ void churn(const char *impl, size_t live, int frames, int runs, bool rsv) {
         tit[run] = (double)iter_ns / frames / 1000.0;
         delete c;
     }
-    bench_row("pool", "churn_frame", live, impl, tf, run, "us/frame", check);
-    bench_row("pool", "churn_iterate", live, impl, tit, run, "us/frame", check);
+    churn_rows(impl, live, tf, tit, run, check);
 }
 
-template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
-    std::vector<uint32_t> perm = perm_make(n);
+template <class C>
+void s000(const bench_args *a, const char *impl, size_t n, bool rsv) {
+    std::vector<uint32_t> perm = perm_vec(n);
     std::vector<typename C::handle> h(n);
     double t[5][5], mem = 0;
-    uint64_t c5[5] = {0, 0, 0, 0, 0};
+    uint64_t c5[5] = {0, 0, 0, 0, 0}, ts[6];
     int run;
     uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(run, runs, start); run++) {
-        long base = 0;
-        if (run == 0) {
-            peak_reset();
-            base = proc_status_kib("VmRSS");
-        }
+    for (run = 0; more_runs(a, run, start); run++) {
+        long base = run == 0 ? mem_begin() : 0;
         C *c = new C(make_container<C>(rsv ? n : 0, false));
-        uint64_t t0 = bench_now_ns();
+        ts[0] = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
             h[i] = c->insert(i);
         }
-        uint64_t t1 = bench_now_ns();
+        ts[1] = bench_now_ns();
         if (run == 0) {
-            mem =
-                (double)(proc_status_kib("VmHWM") - base) * 1024.0 / (double)n;
+            mem = mem_end(base, n);
         }
         c5[0] = c->count();
         c5[1] = c->sum();
-        uint64_t t2 = bench_now_ns();
+        ts[2] = bench_now_ns();
         c5[2] = 0;
         for (size_t i = 0; i < n; i++) {
             const elem *e = c->get(h[i]);
@@ -323,7 +243,7 @@ template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
                 c5[2] += xbits(e);
             }
         }
-        uint64_t t3 = bench_now_ns();
+        ts[3] = bench_now_ns();
         c5[3] = 0;
         for (size_t k = 0; k < n; k++) {
             const elem *e = c->get(h[perm[k]]);
@@ -331,39 +251,31 @@ template <class C> void s000(const char *impl, size_t n, int runs, bool rsv) {
                 c5[3] += xbits(e);
             }
         }
-        uint64_t t4 = bench_now_ns();
+        ts[4] = bench_now_ns();
         size_t before = c->count();
         for (size_t k = 0; k < n; k++) {
             c->remove(h[perm[k]]);
         }
-        uint64_t t5 = bench_now_ns();
+        ts[5] = bench_now_ns();
         c5[4] = before - c->count();
-        t[0][run] = per(t0, t1, (double)n);
-        t[1][run] = per(t1, t2, (double)n);
-        t[2][run] = per(t2, t3, (double)n);
-        t[3][run] = per(t3, t4, (double)n);
-        t[4][run] = per(t4, t5, (double)n);
+        s000_store(t, run, ts, n);
         delete c;
     }
-    bench_row("pool", "s000_insert", n, impl, t[0], run, "ns/op", c5[0]);
-    bench_row("pool", "s000_iterate", n, impl, t[1], run, "ns/op", c5[1]);
-    bench_row("pool", "s000_get_seq", n, impl, t[2], run, "ns/op", c5[2]);
-    bench_row("pool", "s000_get_random", n, impl, t[3], run, "ns/op", c5[3]);
-    bench_row("pool", "s000_remove_random", n, impl, t[4], run, "ns/op", c5[4]);
-    bench_row("pool", "s000_memory", n, impl, &mem, 1, "B/elem", n);
+    s000_rows(impl, n, t, run, c5, mem);
 }
 
 template <class C>
-void run_all(const char *impl, const sizes &s, int runs, bool rsv) {
+void run_all(const bench_args *a, const char *impl, bool rsv) {
+    sizes s = sizes_for(a->mode);
     peak_reset();
-    stale<C>(impl, s.stale, runs, rsv);
+    stale<C>(a, impl, s.stale, rsv);
     peak_reset();
-    s001<C>(impl, s.s001, runs, rsv);
+    s001<C>(a, impl, s.s001, rsv);
     for (int k = 0; k < 2; k++) {
         peak_reset();
-        churn<C>(impl, s.churn[k], s.frames, runs, rsv);
+        churn<C>(a, impl, s.churn[k], rsv);
     }
-    s000<C>(impl, s.s000, runs, rsv);
+    s000<C>(a, impl, s.s000, rsv);
 }
 
 using umap = map_adapter<std::unordered_map<uint64_t, elem>>;
@@ -387,22 +299,20 @@ const char *const impls[] = {
 int main(int argc, char **argv) {
     int nimpls = (int)(sizeof impls / sizeof impls[0]);
     bench_args args = bench_parse(argc, argv, impls, nimpls);
-    sizes s = sizes_for(args.mode);
-    budget_ns = args.mode == BENCH_FULL ? 8000000000u : 1000000000u;
     if (bench_selected(&args, "unordered_map")) {
-        run_all<umap>("unordered_map", s, args.runs, false);
+        run_all<umap>(&args, "unordered_map", false);
     }
     if (bench_selected(&args, "unordered_map_reserve")) {
-        run_all<umap>("unordered_map_reserve", s, args.runs, true);
+        run_all<umap>(&args, "unordered_map_reserve", true);
     }
 #ifdef ARK_BENCH_HAVE_ABSL
     if (bench_selected(&args, "absl_flat_hash_map")) {
-        run_all<amap>("absl_flat_hash_map", s, args.runs, false);
+        run_all<amap>(&args, "absl_flat_hash_map", false);
     }
 #endif
 #ifdef ARK_BENCH_HAVE_COLONY
     if (bench_selected(&args, "plf_colony")) {
-        run_all<colony_adapter>("plf_colony", s, args.runs, false);
+        run_all<colony_adapter>(&args, "plf_colony", false);
     }
 #endif
     return 0;

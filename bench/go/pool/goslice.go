@@ -69,25 +69,17 @@ func sliceChurn(live, frames, runs int) {
 		tf[run] = float64(frameNs) / float64(frames) / 1000
 		tit[run] = float64(iterNs) / float64(frames) / 1000
 	}
-	row("churn_frame", live, "go_slice", tf[:run], "us/frame", check)
-	row("churn_iterate", live, "go_slice", tit[:run], "us/frame", check)
+	churnRows("go_slice", live, tf[:run], tit[:run], check)
 }
 
 func sliceS000(n, runs int) {
 	perm := permMake(n)
-	t := [5][]float64{}
-	for w := range t {
-		t[w] = make([]float64, runs)
-	}
+	t := s000Times(runs)
 	var c5 [5]uint64
 	var mem float64
 	run, start := 0, time.Now()
 	for ; moreRuns(run, runs, start); run++ {
-		var base int64
-		if run == 0 {
-			peakReset()
-			base = procStatusKiB("VmRSS")
-		}
+		base := memBegin(run)
 		var v []Elem
 		t0 := time.Now()
 		for i := 0; i < n; i++ {
@@ -95,7 +87,7 @@ func sliceS000(n, runs int) {
 		}
 		t1 := time.Now()
 		if run == 0 {
-			mem = float64(procStatusKiB("VmHWM")-base) * 1024 / float64(n)
+			mem = memEnd(base, n)
 		}
 		c5[0] = uint64(len(v))
 		c5[1] = sliceSum(v)
@@ -118,14 +110,7 @@ func sliceS000(n, runs int) {
 		}
 		t5 := time.Now()
 		c5[4] = uint64(before - len(v))
-		t[0][run], t[1][run], t[2][run] = per(t0, t1, n), per(t1, t2, n),
-			per(t2, t3, n)
-		t[3][run], t[4][run] = per(t3, t4, n), per(t4, t5, n)
+		s000Store(&t, run, n, t0, t1, t2, t3, t4, t5)
 	}
-	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
-		"s000_get_random", "s000_remove_random"}
-	for w, name := range names {
-		row(name, n, "go_slice", t[w][:run], "ns/op", c5[w])
-	}
-	row("s000_memory", n, "go_slice", []float64{mem}, "B/elem", uint64(n))
+	s000Rows("go_slice", n, t, run, c5, mem)
 }

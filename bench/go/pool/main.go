@@ -106,6 +106,55 @@ func per(t0, t1 time.Time, n int) float64 {
 	return float64(t1.Sub(t0).Nanoseconds()) / float64(n)
 }
 
+func s000Times(runs int) [5][]float64 {
+	var t [5][]float64
+	for w := range t {
+		t[w] = make([]float64, runs)
+	}
+	return t
+}
+
+func s000Store(t *[5][]float64, run, n int, ts ...time.Time) {
+	for w := 0; w < 5; w++ {
+		t[w][run] = per(ts[w], ts[w+1], n)
+	}
+}
+
+func s000Rows(impl string, n int, t [5][]float64, runs int, c5 [5]uint64,
+	mem float64) {
+	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
+		"s000_get_random", "s000_remove_random"}
+	for w, name := range names {
+		row(name, n, impl, t[w][:runs], "ns/op", c5[w])
+	}
+	row("s000_memory", n, impl, []float64{mem}, "B/elem", uint64(n))
+}
+
+func churnRows(impl string, live int, tf, tit []float64, check uint64) {
+	row("churn_frame", live, impl, tf, "us/frame", check)
+	row("churn_iterate", live, impl, tit, "us/frame", check)
+}
+
+func staleRows(impl string, n int, t []float64, sum, accepted uint64) {
+	row("stale_get", n, impl, t, "ns/op", sum)
+	row("stale_accepted", n/2, impl, []float64{float64(accepted)}, "handles",
+		uint64(n/2))
+}
+
+// memBegin starts the memory measurement of a workload's first run.
+func memBegin(run int) int64 {
+	if run != 0 {
+		return 0
+	}
+	peakReset()
+	return procStatusKiB("VmRSS")
+}
+
+// memEnd returns the bytes per element the peak RSS grew by since base.
+func memEnd(base int64, n int) float64 {
+	return float64(procStatusKiB("VmHWM")-base) * 1024 / float64(n)
+}
+
 type sizes struct {
 	s000, s001 int
 	churn      [2]int

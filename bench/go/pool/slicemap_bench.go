@@ -58,9 +58,7 @@ func smStale(n, runs int) {
 		}
 		t[run] = per(t0, time.Now(), n/2*2)
 	}
-	row("stale_get", n, "go_slicemap", t[:run], "ns/op", sum)
-	row("stale_accepted", n/2, "go_slicemap", []float64{float64(accepted)},
-		"handles", uint64(n/2))
+	staleRows("go_slicemap", n, t[:run], sum, accepted)
 }
 
 func smS001(n, runs int) {
@@ -123,8 +121,7 @@ func smChurn(live, frames, runs int) {
 		tf[run] = float64(frameNs) / float64(frames) / 1000
 		tit[run] = float64(iterNs) / float64(frames) / 1000
 	}
-	row("churn_frame", live, "go_slicemap", tf[:run], "us/frame", check)
-	row("churn_iterate", live, "go_slicemap", tit[:run], "us/frame", check)
+	churnRows("go_slicemap", live, tf[:run], tit[:run], check)
 }
 
 func smS000(n, runs int) {
@@ -133,19 +130,12 @@ func smS000(n, runs int) {
 	for i := range h {
 		h[i] = -1 // touch every page before measuring
 	}
-	t := [5][]float64{}
-	for w := range t {
-		t[w] = make([]float64, runs)
-	}
+	t := s000Times(runs)
 	var c5 [5]uint64
 	var mem float64
 	run, start := 0, time.Now()
 	for ; moreRuns(run, runs, start); run++ {
-		var base int64
-		if run == 0 {
-			peakReset()
-			base = procStatusKiB("VmRSS")
-		}
+		base := memBegin(run)
 		m := smNew()
 		t0 := time.Now()
 		for i := 0; i < n; i++ {
@@ -153,7 +143,7 @@ func smS000(n, runs int) {
 		}
 		t1 := time.Now()
 		if run == 0 {
-			mem = float64(procStatusKiB("VmHWM")-base) * 1024 / float64(n)
+			mem = memEnd(base, n)
 		}
 		c5[0] = uint64(smCount(m))
 		c5[1] = smSum(m)
@@ -178,14 +168,7 @@ func smS000(n, runs int) {
 		}
 		t5 := time.Now()
 		c5[4] = uint64(before - smCount(m))
-		t[0][run], t[1][run], t[2][run] = per(t0, t1, n), per(t1, t2, n),
-			per(t2, t3, n)
-		t[3][run], t[4][run] = per(t3, t4, n), per(t4, t5, n)
+		s000Store(&t, run, n, t0, t1, t2, t3, t4, t5)
 	}
-	names := []string{"s000_insert", "s000_iterate", "s000_get_seq",
-		"s000_get_random", "s000_remove_random"}
-	for w, name := range names {
-		row(name, n, "go_slicemap", t[w][:run], "ns/op", c5[w])
-	}
-	row("s000_memory", n, "go_slicemap", []float64{mem}, "B/elem", uint64(n))
+	s000Rows("go_slicemap", n, t, run, c5, mem)
 }

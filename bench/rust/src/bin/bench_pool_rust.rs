@@ -120,6 +120,12 @@ fn row(workload: &str, n: usize, imp: &str, runs: &mut [f64], unit: &str, checks
     );
 }
 
+/// Return true while another run of a workload started at `start` fits
+/// in the budget (the first run always does).
+fn more_runs(run: usize, start: Instant) -> bool {
+    run == 0 || (start.elapsed().as_nanos() as u64) < BUDGET_NS.load(Relaxed)
+}
+
 fn per(t0: Instant, t1: Instant, n: f64) -> f64 {
     t1.duration_since(t0).as_nanos() as f64 / n
 }
@@ -180,7 +186,7 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
     let start = Instant::now();
     let mut done = 0;
     for run in 0..runs {
-        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+        if !more_runs(run, start) {
             break;
         }
         done = run + 1;
@@ -221,7 +227,7 @@ fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
     let start = Instant::now();
     let mut done = 0;
     for run in 0..runs {
-        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+        if !more_runs(run, start) {
             break;
         }
         done = run + 1;
@@ -254,7 +260,7 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
     let start = Instant::now();
     let mut done = 0;
     for run in 0..runs {
-        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+        if !more_runs(run, start) {
             break;
         }
         done = run + 1;
@@ -302,7 +308,7 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
     let start = Instant::now();
     let mut done = 0;
     for run in 0..runs {
-        if run > 0 && start.elapsed().as_nanos() as u64 > BUDGET_NS.load(Relaxed) {
+        if !more_runs(run, start) {
             break;
         }
         done = run + 1;
