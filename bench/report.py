@@ -109,6 +109,8 @@ def group(rows):
 def annotate(rs):
     """Add ratio and agreement against the reference row, if any."""
     ref = next((r for r in rs if r["impl"] == REFERENCE), None)
+    if ref is None:  # a section may name its ark implementation ark_<x>
+        ref = next((r for r in rs if r["impl"].startswith(REFERENCE)), None)
     for r in rs:
         r["ratio"] = None
         r["agree"] = None
@@ -125,10 +127,8 @@ def impl_order(rows):
     for r in rows:
         if r["impl"] not in seen:
             seen.append(r["impl"])
-    if REFERENCE in seen:
-        seen.remove(REFERENCE)
-        seen.insert(0, REFERENCE)
-    return seen
+    ours = [i for i in seen if i.startswith(REFERENCE)]
+    return ours + [i for i in seen if not i.startswith(REFERENCE)]
 
 
 def detail_tables(groups):
@@ -141,7 +141,7 @@ def detail_tables(groups):
             out.append("| implementation | median | min–max | ratio to ark | peak RSS | checksum |")
             out.append("|---|---:|---:|---:|---:|---|")
             for r in sorted(rs, key=lambda r: (r["value"], r["impl"])):
-                name = "**%s**" % r["impl"] if r["impl"] == REFERENCE else r["impl"]
+                name = "**%s**" % r["impl"] if r["impl"].startswith(REFERENCE) else r["impl"]
                 agree = {None: "—", True: "agrees", False: "**MISMATCH**"}[r["agree"]]
                 if wl.endswith("_accepted") and r["value"] > 0:
                     agree += " (accepts stale handles)"
@@ -172,7 +172,7 @@ def summary_tables(groups):
                     cells.append("")
                     continue
                 c = num(r["value"])
-                if impl != REFERENCE and r["ratio"] is not None:
+                if not impl.startswith(REFERENCE) and r["ratio"] is not None:
                     c += " (%s)" % ratio_text(r["ratio"])
                 if r["agree"] is False:
                     c += " !"
@@ -208,7 +208,7 @@ def charts(groups, outdir):
                 label = r["impl"]
                 if r.get("agree") is False:
                     label += " (checksum MISMATCH)"
-                color = "0xd62728" if r["impl"] == REFERENCE else "0x1f77b4"
+                color = "0xd62728" if r["impl"].startswith(REFERENCE) else "0x1f77b4"
                 script.append('%d "%s" %g %g %g %s "%s"' % (
                     i, label, r["value"], r["min"], r["max"], color,
                     num(r["value"])))
