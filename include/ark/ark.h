@@ -10,5 +10,6 @@
 
 #include "ark/core.h"
 #include "ark/pool.h"
+#include "ark/table.h"
 
 #endif /* ARK_ARK_H */
