@@ -54,6 +54,44 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
+/* Zero one element; the common sizes get fixed-size stores the compiler
+ * inlines (a libc call per column would dominate insert and remove). */
+static inline void zero_elem(char *dst, size_t sz) {
+    switch (sz) {
+    case 4:
+        memset(dst, 0, 4);
+        break;
+    case 8:
+        memset(dst, 0, 8);
+        break;
+    case 16:
+        memset(dst, 0, 16);
+        break;
+    default:
+        memset(dst, 0, sz);
+        break;
+    }
+}
+
+/* Move one element from src to dst (distinct) and zero src. */
+static inline void move_elem(char *dst, char *src, size_t sz) {
+    switch (sz) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    default:
+        memcpy(dst, src, sz);
+        break;
+    }
+    zero_elem(src, sz);
+}
+
 /* Bytes of the shared columns array: two halves of pointers, then sizes. */
 static size_t columns_bytes(size_t ncolumns) {
     return ncolumns * (2 * sizeof(char *) + sizeof(size_t));
@@ -365,7 +403,7 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
     t->slots_w[i].row = (uint32_t)r;
     t->row_slots_w[r] = (uint32_t)i;
     for (size_t k = 0; k < t->ncolumns; k++) {
-        memset(t->columns[k] + r * t->sizes[k], 0, t->sizes[k]);
+        zero_elem(t->columns[k] + r * t->sizes[k], t->sizes[k]);
     }
     if (out != NULL) {
         *out = ark__handle_make(&t->layout, i, gen);
@@ -397,14 +435,15 @@ static void pop_row(ark_table *t, size_t r) {
     if (r != last) {
         for (size_t k = 0; k < t->ncolumns; k++) {
             size_t sz = t->sizes[k];
-            memcpy(t->columns[k] + r * sz, t->columns[k] + last * sz, sz);
+            move_elem(t->columns[k] + r * sz, t->columns[k] + last * sz, sz);
         }
         uint32_t moved = t->row_slots_w[last];
         t->row_slots_w[r] = moved;
         t->slots_w[moved].row = (uint32_t)r;
-    }
-    for (size_t k = 0; k < t->ncolumns; k++) {
-        memset(t->columns[k] + last * t->sizes[k], 0, t->sizes[k]);
+    } else {
+        for (size_t k = 0; k < t->ncolumns; k++) {
+            zero_elem(t->columns[k] + last * t->sizes[k], t->sizes[k]);
+        }
     }
     t->count = last;
 }
