@@ -461,30 +461,40 @@ static void release_slot(ark_table *t, uint64_t i, uint32_t gen) {
     t->free_len++;
 }
 
-ark_status ark_table_remove(ark_table *t, ark_handle h) {
+/* Check h and mark its slot not live (stamp 0, row kept): the first half
+ * of both removals. */
+static ark_status detach(ark_table *t, ark_handle h, uint64_t *i,
+                         uint32_t *gen) {
     ark_status s = ark_table_check(t, h);
     if (s != ARK_OK) {
         return s;
     }
-    uint64_t i = ark__handle_index(&t->layout, h);
-    uint32_t gen = t->slots_w[i].stamp - 1;
-    t->slots_w[i].stamp = 0;
-    pop_row(t, t->slots_w[i].row);
-    release_slot(t, i, gen);
+    *i = ark__handle_index(&t->layout, h);
+    *gen = t->slots_w[*i].stamp - 1;
+    t->slots_w[*i].stamp = 0;
     return ARK_OK;
 }
 
-ark_status ark_table_remove_later(ark_table *t, ark_handle h) {
-    ark_status s = ark_table_check(t, h);
-    if (s != ARK_OK) {
-        return s;
+ark_status ark_table_remove(ark_table *t, ark_handle h) {
+    uint64_t i;
+    uint32_t gen;
+    ark_status s = detach(t, h, &i, &gen);
+    if (s == ARK_OK) {
+        pop_row(t, t->slots_w[i].row);
+        release_slot(t, i, gen);
     }
-    uint64_t i = ark__handle_index(&t->layout, h);
-    uint32_t gen = t->slots_w[i].stamp - 1;
-    /* The slot keeps its row (moves still update it) until the flush. */
-    t->slots_w[i].stamp = 0;
-    t->pending[t->pending_len++] = i | (uint64_t)gen << 32;
-    return ARK_OK;
+    return s;
+}
+
+ark_status ark_table_remove_later(ark_table *t, ark_handle h) {
+    uint64_t i;
+    uint32_t gen;
+    ark_status s = detach(t, h, &i, &gen);
+    if (s == ARK_OK) {
+        /* The slot keeps its row (moves still update it) until the flush. */
+        t->pending[t->pending_len++] = i | (uint64_t)gen << 32;
+    }
+    return s;
 }
 
 size_t ark_table_flush(ark_table *t) {
