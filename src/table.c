@@ -154,6 +154,42 @@ static void copy_rows(const ark_table *t, char **cols) {
     }
 }
 
+/* Double the handle-slot arrays (slots and ring), keeping their contents. */
+static ark_status grow_slots(ark_table *t) {
+    uint64_t ncap = t->slot_cap == 0 ? 64 : t->slot_cap * 2;
+    ncap = ncap > t->limit ? t->limit : ncap;
+    size_t bytes;
+    if (ncap > SIZE_MAX ||
+        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot) + 4, &bytes)) {
+        return ARK_ENOMEM;
+    }
+    ark__table_slot *slots = ark__alloc(&t->alloc, bytes, 0);
+    if (slots == NULL) {
+        return ARK_ENOMEM;
+    }
+    uint32_t *ring = (uint32_t *)(void *)(slots + ncap);
+    if (t->issued > 0) {
+        memcpy(slots, t->slots_w, (size_t)t->issued * sizeof *slots);
+    }
+    /* Unroll the old ring so it starts at 0. */
+    for (uint64_t k = 0; k < t->free_len; k++) {
+        ring[k] = t->ring[(t->free_head + k) & (t->slot_cap - 1)];
+    }
+    ark__free(&t->alloc, t->slots_w,
+              (size_t)t->slot_cap * (sizeof(ark__table_slot) + 4));
+    t->slots_w = slots;
+    t->slots = slots;
+    t->ring = ring;
+    t->slot_cap = ncap;
+    t->free_head = 0;
+    if (t->issued == 0) {
+        slots[0].stamp = 0; /* slot 0: never issued, always free */
+        slots[0].row = 0;
+        t->issued = 1;
+    }
+    return ARK_OK;
+}
+
 ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
     assert(out != NULL && cfg != NULL);
     size_t row_bytes = 0;
@@ -225,6 +261,12 @@ ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
             t->page = 0; /* no reservation: the allocator path for good */
         }
     }
+    /* Slot 0 exists from the start: ark_table_row reads it for every
+     * index out of range. */
+    if (grow_slots(t) != ARK_OK) {
+        ark_table_destroy(t);
+        return ARK_ENOMEM;
+    }
     *out = t;
     return ARK_OK;
 }
@@ -245,42 +287,6 @@ void ark_table_destroy(ark_table *t) {
               columns_bytes(t->ncolumns));
     ark_allocator copy = *a;
     ark__free(&copy, t, sizeof *t);
-}
-
-/* Double the handle-slot arrays (slots and ring), keeping their contents. */
-static ark_status grow_slots(ark_table *t) {
-    uint64_t ncap = t->slot_cap == 0 ? 64 : t->slot_cap * 2;
-    ncap = ncap > t->limit ? t->limit : ncap;
-    size_t bytes;
-    if (ncap > SIZE_MAX ||
-        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot) + 4, &bytes)) {
-        return ARK_ENOMEM;
-    }
-    ark__table_slot *slots = ark__alloc(&t->alloc, bytes, 0);
-    if (slots == NULL) {
-        return ARK_ENOMEM;
-    }
-    uint32_t *ring = (uint32_t *)(void *)(slots + ncap);
-    if (t->issued > 0) {
-        memcpy(slots, t->slots_w, (size_t)t->issued * sizeof *slots);
-    }
-    /* Unroll the old ring so it starts at 0. */
-    for (uint64_t k = 0; k < t->free_len; k++) {
-        ring[k] = t->ring[(t->free_head + k) & (t->slot_cap - 1)];
-    }
-    ark__free(&t->alloc, t->slots_w,
-              (size_t)t->slot_cap * (sizeof(ark__table_slot) + 4));
-    t->slots_w = slots;
-    t->slots = slots;
-    t->ring = ring;
-    t->slot_cap = ncap;
-    t->free_head = 0;
-    if (t->issued == 0) {
-        slots[0].stamp = 0; /* slot 0: never issued, always free */
-        slots[0].row = 0;
-        t->issued = 1;
-    }
-    return ARK_OK;
 }
 
 /* Move the columns into new storage of ncap rows: in place on the
@@ -335,6 +341,9 @@ static ark_status grow_columns(ark_table *t, size_t ncap) {
 static ark_status grow_rows(ark_table *t) {
     size_t ncap = t->cap == 0 ? FIRST_CAP : t->cap;
     ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
+    if (ncap <= t->cap) {
+        return ARK_EFULL; /* unreachable: slots run out first */
+    }
     size_t bytes;
     if (ark__mul_overflows(ncap, sizeof(uint64_t) + sizeof(uint32_t), &bytes)) {
         return ARK_ENOMEM;
@@ -432,17 +441,22 @@ ark_status ark_table_check(const ark_table *t, ark_handle h) {
  * the index, and the vacated last row is zeroed. */
 static void pop_row(ark_table *t, size_t r) {
     size_t last = t->count - 1;
+    /* Locals: the element stores are char stores, which the compiler must
+     * assume may alias t's fields. */
+    char *const *cols = t->columns;
+    const size_t *sizes = t->sizes;
+    size_t ncolumns = t->ncolumns;
     if (r != last) {
-        for (size_t k = 0; k < t->ncolumns; k++) {
-            size_t sz = t->sizes[k];
-            move_elem(t->columns[k] + r * sz, t->columns[k] + last * sz, sz);
+        for (size_t k = 0; k < ncolumns; k++) {
+            size_t sz = sizes[k];
+            move_elem(cols[k] + r * sz, cols[k] + last * sz, sz);
         }
         uint32_t moved = t->row_slots_w[last];
         t->row_slots_w[r] = moved;
         t->slots_w[moved].row = (uint32_t)r;
     } else {
-        for (size_t k = 0; k < t->ncolumns; k++) {
-            zero_elem(t->columns[k] + last * t->sizes[k], t->sizes[k]);
+        for (size_t k = 0; k < ncolumns; k++) {
+            zero_elem(cols[k] + last * sizes[k], sizes[k]);
         }
     }
     t->count = last;
