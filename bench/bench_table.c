@@ -402,14 +402,23 @@ int main(int argc, char **argv) {
     for (int s = 0; s < nsizes; s++) {
         size_t n = sizes[s];
         uint32_t *perm = permutation(n);
-        for (int k = 0; k < NIMPLS; k++) {
-            if (!bench_selected(&a, impls[k])) {
-                continue;
+        /* Workload-major, so the implementations of one cell run close
+         * together in time on a noisy machine. */
+        for (int w = 0; w < 4; w++) {
+            for (int k = 0; k < NIMPLS; k++) {
+                if (!bench_selected(&a, impls[k])) {
+                    continue;
+                }
+                if (w == 0) {
+                    run_update(&a, impls[k], n);
+                } else if (w == 1) {
+                    run_insert(&a, impls[k], n);
+                } else if (w == 2) {
+                    run_remove10(&a, impls[k], n, perm);
+                } else {
+                    run_get_row(&a, impls[k], n, perm);
+                }
             }
-            run_update(&a, impls[k], n);
-            run_insert(&a, impls[k], n);
-            run_remove10(&a, impls[k], n, perm);
-            run_get_row(&a, impls[k], n, perm);
         }
         free(perm);
     }

@@ -49,6 +49,10 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 /* Column alignment on the allocator path. */
 #define COLUMN_ALIGN 64
 
+/* Extra offset between consecutive columns (9 cache lines: every column
+ * of 8 starts on different cache sets and at a different page offset). */
+#define COLUMN_SKEW 576
+
 /* Rows of the first growth. */
 #define FIRST_CAP 32
 
@@ -97,22 +101,29 @@ static size_t columns_bytes(size_t ncolumns) {
     return ncolumns * (2 * sizeof(char *) + sizeof(size_t));
 }
 
-/* Lay out ncolumns regions of rows elements, each rounded up to align,
- * from base (NULL: only measure). Returns the total bytes, or 0 on
- * overflow. */
+/* Column k starts skew(k) bytes into its region. Regions of a power-of-two
+ * number of rows would otherwise put every column at the same address
+ * modulo a large power of two, so a loop over several columns would load
+ * and store streams that share cache sets (and 4K-alias). */
+static size_t skew(size_t k) { return (k % 8) * COLUMN_SKEW; }
+
+/* Lay out ncolumns regions of rows elements (plus skew), each rounded up
+ * to align, from base (NULL: only measure). Returns the total bytes, or 0
+ * on overflow. */
 static size_t layout_columns(const ark_table *t, char *base, size_t rows,
                              size_t align, char **cols) {
     size_t off = 0;
     for (size_t k = 0; k < t->ncolumns; k++) {
         size_t bytes;
         if (ark__mul_overflows(rows, t->sizes[k], &bytes) ||
-            bytes > SIZE_MAX - align || off > SIZE_MAX - (bytes + align)) {
+            bytes > SIZE_MAX - align - skew(k) ||
+            off > SIZE_MAX - (bytes + skew(k) + align)) {
             return 0;
         }
         if (base != NULL) {
-            cols[k] = base + off;
+            cols[k] = base + off + skew(k);
         }
-        off += round_up(bytes, align);
+        off += round_up(bytes + skew(k), align);
     }
     return off;
 }
@@ -137,8 +148,8 @@ static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
 /* Commit the first rows rows of every column of cols. */
 static int vm_commit(const ark_table *t, char **cols, size_t rows) {
     for (size_t k = 0; k < t->ncolumns; k++) {
-        if (ark__vmem_commit(cols[k], round_up(rows * t->sizes[k], t->page)) !=
-            0) {
+        size_t bytes = round_up(skew(k) + rows * t->sizes[k], t->page);
+        if (ark__vmem_commit(cols[k] - skew(k), bytes) != 0) {
             return -1;
         }
     }
