@@ -422,8 +422,10 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
     t->slots_w[i].stamp = gen + 1;
     t->slots_w[i].row = (uint32_t)r;
     t->row_slots_w[r] = (uint32_t)i;
-    for (size_t k = 0; k < t->ncolumns; k++) {
-        zero_elem(t->columns[k] + r * t->sizes[k], t->sizes[k]);
+    char *const *cols = t->columns;
+    const size_t *sizes = t->sizes;
+    for (size_t k = 0, n = t->ncolumns; k < n; k++) {
+        zero_elem(cols[k] + r * sizes[k], sizes[k]);
     }
     if (out != NULL) {
         *out = ark__handle_make(&t->layout, i, gen);
