@@ -17,12 +17,13 @@
  *
  * Column storage, cap rows each (a multiple of 8):
  *   virtual-memory path: one reservation; column k owns a page-aligned
- *   region of round_up(vm_rows * size_k, page) bytes and the first
- *   round_up(cap * size_k, page) of it are committed. Growing within
- *   vm_rows commits more pages in place. Growing past vm_rows moves
- *   everything once into a reservation twice as large.
- *   allocator path: one block, column k at a 64-byte aligned offset;
- *   growing allocates a block twice as large and copies.
+ *   region of round_up(skew(k) + vm_rows * size_k, page) bytes, starts
+ *   skew(k) bytes into it, and the region's first
+ *   round_up(skew(k) + cap * size_k, page) bytes are committed. Growing
+ *   within vm_rows commits more pages in place. Growing past vm_rows
+ *   moves everything once into a reservation twice as large.
+ *   allocator path: one block, column k at a 64-byte aligned offset (also
+ *   skewed); growing allocates a block twice as large and copies.
  * Every row at or past count is zero: commits and new blocks arrive zero,
  * remove zeroes the row it vacates, insert zeroes the row it hands out.
  *
