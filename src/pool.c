@@ -141,10 +141,12 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
      * page table. A custom allocator (which must see every allocation), a
      * reservation over FLAT_MAX or an OS without virtual memory gets pages
      * from the allocator instead. */
-    if (cfg->allocator == NULL && p->limit <= FLAT_MAX / p->stride &&
-        p->limit * p->stride <= SIZE_MAX) {
-        p->flat_bytes = (size_t)p->limit * p->stride;
-        p->flat = ark__vm_reserve(p->flat_bytes);
+    size_t vm_page = ark__vmem_page_size();
+    if (cfg->allocator == NULL && vm_page != 0 &&
+        p->limit <= FLAT_MAX / p->stride &&
+        p->limit * p->stride <= SIZE_MAX - vm_page) {
+        p->flat_bytes = round_up((size_t)(p->limit * p->stride), vm_page);
+        p->flat = ark__vmem_reserve(p->flat_bytes);
         if (p->flat == NULL) {
             p->flat_bytes = 0;
         }
@@ -160,7 +162,7 @@ void ark_pool_destroy(ark_pool *p) {
     }
     const ark_allocator *a = &p->alloc;
     if (p->flat != NULL) {
-        ark__vm_release(p->flat, p->flat_bytes);
+        ark__vmem_release(p->flat, p->flat_bytes);
     } else {
         for (size_t k = 0; k < p->npages; k++) {
             ark__free(a, p->pages[k], p->page_bytes);
@@ -226,8 +228,13 @@ static ark_status add_page(ark_pool *p) {
     }
     char *page;
     if (p->flat != NULL) {
+        /* Commit whole OS pages covering the new page's slots; the last
+         * one may already be committed, which is harmless. */
         page = p->flat + p->npages * p->page_bytes;
-        if (!ark__vm_commit(page, p->page_bytes)) {
+        size_t vm_page = ark__vmem_page_size();
+        uintptr_t lo = (uintptr_t)page & ~(uintptr_t)(vm_page - 1);
+        size_t len = round_up((uintptr_t)page + p->page_bytes - lo, vm_page);
+        if (ark__vmem_commit((void *)lo, len) != 0) {
             return ARK_ENOMEM;
         }
     } else {

@@ -1,85 +1,92 @@
 /*
- * vmem.c - address-space reservation for containers that grow in place.
+ * vmem.c - reserve / commit / release on POSIX (mmap + mprotect) and
+ * Windows (VirtualAlloc); stubs that always fail elsewhere.
  *
- * POSIX: reserve with PROT_NONE (no commit charge, no RSS), commit with
- * mprotect(PROT_READ | PROT_WRITE). Windows: MEM_RESERVE then MEM_COMMIT.
- * Elsewhere ark__vm_reserve returns NULL and callers use their allocator.
+ * POSIX reservations are PROT_NONE with MAP_NORESERVE where defined, so
+ * they cost address space but no commit charge until mprotect makes pages
+ * writable; fresh anonymous pages read as zero.
  */
-#if !defined(_WIN32) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE under -std=c11 */
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS under -std=c11 (glibc) */
+#define _DARWIN_C_SOURCE 1
+#define ARK_VMEM_POSIX 1
+#include <sys/mman.h>
+#include <unistd.h>
+#elif defined(_WIN32)
+#define ARK_VMEM_WINDOWS 1
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
 #endif
 
 #include "vmem_internal.h"
 
-#include <stdint.h>
+#if defined(ARK_VMEM_POSIX)
 
-#if defined(_WIN32)
-#include <windows.h>
-
-void *ark__vm_reserve(size_t bytes) {
-    return VirtualAlloc(NULL, bytes, MEM_RESERVE, PAGE_NOACCESS);
-}
-
-bool ark__vm_commit(void *addr, size_t bytes) {
-    return VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE) != NULL;
-}
-
-void ark__vm_release(void *addr, size_t bytes) {
-    (void)bytes;
-    VirtualFree(addr, 0, MEM_RELEASE);
-}
-
-#elif defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
-#include <unistd.h>
-
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
 #endif
 
-static size_t os_page(void) {
+size_t ark__vmem_page_size(void) {
     long n = sysconf(_SC_PAGESIZE);
-    return n > 0 ? (size_t)n : 4096;
+    if (n <= 0 || (n & (n - 1)) != 0) {
+        return 0;
+    }
+    return (size_t)n;
 }
 
-void *ark__vm_reserve(size_t bytes) {
-    size_t page = os_page();
-    if (bytes == 0 || bytes > SIZE_MAX - page) {
-        return NULL;
-    }
-    bytes = (bytes + page - 1) & ~(page - 1);
+void *ark__vmem_reserve(size_t bytes) {
     void *p = mmap(NULL, bytes, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-bool ark__vm_commit(void *addr, size_t bytes) {
-    size_t page = os_page();
-    uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
-    uintptr_t end =
-        ((uintptr_t)addr + bytes + page - 1) & ~(uintptr_t)(page - 1);
-    return mprotect((void *)start, end - start, PROT_READ | PROT_WRITE) == 0;
+int ark__vmem_commit(void *addr, size_t bytes) {
+    return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0 ? 0 : -1;
 }
 
-void ark__vm_release(void *addr, size_t bytes) {
-    size_t page = os_page();
-    munmap(addr, (bytes + page - 1) & ~(page - 1));
+void ark__vmem_release(void *addr, size_t bytes) { munmap(addr, bytes); }
+
+#elif defined(ARK_VMEM_WINDOWS)
+
+size_t ark__vmem_page_size(void) {
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return (size_t)si.dwPageSize;
+}
+
+void *ark__vmem_reserve(size_t bytes) {
+    return VirtualAlloc(NULL, bytes, MEM_RESERVE, PAGE_NOACCESS);
+}
+
+int ark__vmem_commit(void *addr, size_t bytes) {
+    return VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE) != NULL ? 0
+                                                                         : -1;
+}
+
+void ark__vmem_release(void *addr, size_t bytes) {
+    (void)bytes;
+    VirtualFree(addr, 0, MEM_RELEASE);
 }
 
 #else
 
-void *ark__vm_reserve(size_t bytes) {
+size_t ark__vmem_page_size(void) { return 0; }
+
+void *ark__vmem_reserve(size_t bytes) {
     (void)bytes;
     return NULL;
 }
 
-bool ark__vm_commit(void *addr, size_t bytes) {
+int ark__vmem_commit(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
-    return false;
+    return -1;
 }
 
-void ark__vm_release(void *addr, size_t bytes) {
+void ark__vmem_release(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
 }

@@ -1,26 +1,30 @@
 /*
- * vmem_internal.h - reserve address space, commit it as a container grows.
+ * vmem_internal.h - the one small virtual-memory abstraction ark uses:
+ * reserve address space, commit pages of it, release it. Never installed.
  *
- * One small abstraction over mmap/mprotect (POSIX) and VirtualAlloc
- * (Windows). A reservation costs address space only; committed ranges are
- * readable and writable and read as zero until written.
+ * Reserved memory is inaccessible until committed; committed memory reads
+ * as zero. On a platform without virtual memory ark__vmem_page_size
+ * returns 0 and the other functions fail.
  */
 #ifndef ARK_VMEM_INTERNAL_H
 #define ARK_VMEM_INTERNAL_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
-/* Return the start of a reservation of bytes (rounded up to the OS page
- * size), or NULL when the OS offers no virtual memory or refuses. */
-void *ark__vm_reserve(size_t bytes);
+/* Return the commit granularity in bytes (a power of two), or 0 when the
+ * platform offers no reservation. */
+size_t ark__vmem_page_size(void);
 
-/* Commit [addr, addr + bytes) inside a reservation, widened to OS pages.
- * Committing an already committed range is harmless. Returns false when
- * the OS refuses (out of memory). */
-bool ark__vm_commit(void *addr, size_t bytes);
+/* Reserve bytes (a multiple of the page size) of address space; NULL on
+ * failure. */
+void *ark__vmem_reserve(size_t bytes);
 
-/* Release a whole reservation made by ark__vm_reserve(bytes). */
-void ark__vm_release(void *addr, size_t bytes);
+/* Make [addr, addr + bytes) readable and writable; both page multiples
+ * inside a reservation. Committing committed pages keeps their contents.
+ * Returns 0 on success. */
+int ark__vmem_commit(void *addr, size_t bytes);
+
+/* Release a whole reservation made by ark__vmem_reserve. */
+void ark__vmem_release(void *addr, size_t bytes);
 
 #endif /* ARK_VMEM_INTERNAL_H */

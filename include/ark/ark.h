@@ -12,5 +12,6 @@
 #include "ark/mainq.h"
 #include "ark/pool.h"
 #include "ark/ref.h"
+#include "ark/table.h"
 
 #endif /* ARK_ARK_H */
