@@ -282,12 +282,14 @@ def targets_table(results):
            "|---|---|---:|---|---:|---|---|"]
     for r in results:
         t = r["t"]
-        n = "{:,}".format(r["n"]) if isinstance(r["n"], int) else r["n"]
+        n = r["n"]
+        if isinstance(n, int) or n.isdigit():
+            n = "{:,}".format(int(n))
         pair = "%s / %s" % (t["num"], t["den"]) if t["den"] else t["num"]
         if r["ratio"] is None:
             measured = "—"
         elif t["den"]:
-            measured = "%.3g×" % r["ratio"]
+            measured = ("%.3f×" if r["ratio"] < 10 else "%.1f×") % r["ratio"]
         else:
             measured = "%s %s" % (num(r["ratio"]), r["unit"])
         thr = "%s %g%s" % (t["op"].replace("<=", "≤").replace(">=", "≥"),
