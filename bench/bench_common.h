@@ -11,6 +11,14 @@
  * agree between implementations of one section/workload/n. Lines starting
  * with '#' and anything on stderr are for people.
  */
+
+/* clock_gettime under -std=c11. This must precede every system header,
+ * so a C file includes this header (or one that includes it, such as
+ * pool_recipe.h) before any other, or defines _POSIX_C_SOURCE itself. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #ifndef ARK_BENCH_COMMON_H
 #define ARK_BENCH_COMMON_H
 
@@ -48,8 +56,9 @@ static inline bench_args bench_parse(int argc, char **argv,
             }
             exit(0);
         } else {
-            fprintf(stderr, "usage: %s --mode smoke|quick|full [--impl NAME] "
-                            "[--list-impls]\n",
+            fprintf(stderr,
+                    "usage: %s --mode smoke|quick|full [--impl NAME] "
+                    "[--list-impls]\n",
                     argv[0]);
             exit(2);
         }

@@ -107,7 +107,7 @@ std::vector<uint32_t> perm_vec(size_t n) {
 template <class C>
 void stale(const bench_args *a, const char *impl, size_t n, bool rsv) {
     std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n), r(n / 2);
+    std::vector<typename C::handle> h(n), s(n / 2 * 2); /* s: probe order */
     double t[5];
     uint64_t sum = 0, accepted = 0;
     int run;
@@ -118,20 +118,21 @@ void stale(const bench_args *a, const char *impl, size_t n, bool rsv) {
             h[i] = c->insert(i);
         }
         for (size_t k = 0; k < n / 2; k++) {
-            r[k] = h[perm[k]];
-            c->remove(r[k]);
+            s[2 * k + 1] = h[perm[k]];
+            c->remove(s[2 * k + 1]);
         }
         for (size_t k = 0; k < n / 2; k++) {
             h[perm[k]] = c->insert(n + k);
+            s[2 * k] = h[perm[k]];
         }
         sum = accepted = 0;
         uint64_t t0 = bench_now_ns();
         for (size_t k = 0; k < n / 2; k++) {
-            const elem *e = c->get(h[perm[k]]);
+            const elem *e = c->get(s[2 * k]);
             if (e != nullptr) {
                 sum += xbits(e);
             }
-            e = c->get(r[k]);
+            e = c->get(s[2 * k + 1]);
             if (e != nullptr) {
                 sum += xbits(e);
                 accepted++;
@@ -146,7 +147,7 @@ void stale(const bench_args *a, const char *impl, size_t n, bool rsv) {
 template <class C>
 void s001(const bench_args *a, const char *impl, size_t n, bool rsv) {
     std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n);
+    std::vector<typename C::handle> h(n), keys(n);
     double ti[5], tg[5];
     uint64_t cnt = 0, sum = 0;
     int run;
@@ -159,16 +160,20 @@ void s001(const bench_args *a, const char *impl, size_t n, bool rsv) {
         }
         uint64_t t1 = bench_now_ns();
         cnt = c->count();
-        sum = 0;
         for (size_t k = 0; k < n; k++) {
-            const elem *e = c->get(h[perm[k]]);
+            keys[k] = h[perm[k]];
+        }
+        sum = 0;
+        uint64_t t1k = bench_now_ns();
+        for (size_t k = 0; k < n; k++) {
+            const elem *e = c->get(keys[k]);
             if (e != nullptr) {
                 sum += xbits(e);
             }
         }
         uint64_t t2 = bench_now_ns();
         ti[run] = (double)(t1 - t0) / (double)n;
-        tg[run] = (double)(t2 - t1) / (double)n;
+        tg[run] = (double)(t2 - t1k) / (double)n;
         delete c;
     }
     bench_row("pool", "s001_insert", n, impl, ti, run, "ns/op", cnt);
@@ -217,48 +222,53 @@ void churn(const bench_args *a, const char *impl, size_t live, bool rsv) {
 template <class C>
 void s000(const bench_args *a, const char *impl, size_t n, bool rsv) {
     std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n);
+    std::vector<typename C::handle> h(n), keys(n);
     double t[5][5], mem = 0;
-    uint64_t c5[5] = {0, 0, 0, 0, 0}, ts[6];
+    uint64_t c5[5] = {0, 0, 0, 0, 0}, b[5], e[5];
     int run;
     uint64_t start = bench_now_ns();
     for (run = 0; more_runs(a, run, start); run++) {
         long base = run == 0 ? mem_begin() : 0;
         C *c = new C(make_container<C>(rsv ? n : 0, false));
-        ts[0] = bench_now_ns();
+        b[0] = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
             h[i] = c->insert(i);
         }
-        ts[1] = bench_now_ns();
+        e[0] = bench_now_ns();
         if (run == 0) {
             mem = mem_end(base, n);
         }
+        b[1] = bench_now_ns();
         c5[0] = c->count();
         c5[1] = c->sum();
-        ts[2] = bench_now_ns();
+        e[1] = b[2] = bench_now_ns();
         c5[2] = 0;
         for (size_t i = 0; i < n; i++) {
-            const elem *e = c->get(h[i]);
-            if (e != nullptr) {
-                c5[2] += xbits(e);
+            const elem *x = c->get(h[i]);
+            if (x != nullptr) {
+                c5[2] += xbits(x);
             }
         }
-        ts[3] = bench_now_ns();
-        c5[3] = 0;
+        e[2] = bench_now_ns();
         for (size_t k = 0; k < n; k++) {
-            const elem *e = c->get(h[perm[k]]);
-            if (e != nullptr) {
-                c5[3] += xbits(e);
+            keys[k] = h[perm[k]];
+        }
+        c5[3] = 0;
+        b[3] = bench_now_ns();
+        for (size_t k = 0; k < n; k++) {
+            const elem *x = c->get(keys[k]);
+            if (x != nullptr) {
+                c5[3] += xbits(x);
             }
         }
-        ts[4] = bench_now_ns();
+        e[3] = b[4] = bench_now_ns();
         size_t before = c->count();
         for (size_t k = 0; k < n; k++) {
-            c->remove(h[perm[k]]);
+            c->remove(keys[k]);
         }
-        ts[5] = bench_now_ns();
+        e[4] = bench_now_ns();
         c5[4] = before - c->count();
-        s000_store(t, run, ts, n);
+        s000_store(t, run, b, e, n);
         delete c;
     }
     s000_rows(impl, n, t, run, c5, mem);

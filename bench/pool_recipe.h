@@ -4,8 +4,7 @@
  * the permutation, the memory probes, the time budget and the s000 rows.
  * The recipe itself is described in bench_pool.c's header comment; the
  * Rust and Go peers repeat these few helpers in their own language.
- * Compiles as C11 and as C++17. A C includer defines _POSIX_C_SOURCE
- * first (bench_common.h needs clock_gettime).
+ * Compiles as C11 and as C++17.
  */
 #ifndef ARK_BENCH_POOL_RECIPE_H
 #define ARK_BENCH_POOL_RECIPE_H
@@ -127,11 +126,13 @@ static inline bool more_runs(const bench_args *a, int run, uint64_t start) {
            (run == 0 || bench_now_ns() - start < budget_ns(a->mode));
 }
 
-/* Store the five phase times of one s000 run, from six timestamps. */
-static inline void s000_store(double t[5][5], int run, const uint64_t ts[6],
-                              size_t n) {
+/* Store the five phase times of one s000 run, from the begin and end
+ * timestamps of each phase (untimed work, such as building the probe-order
+ * key stream, happens between one phase's end and the next one's begin). */
+static inline void s000_store(double t[5][5], int run, const uint64_t b[5],
+                              const uint64_t e[5], size_t n) {
     for (int w = 0; w < 5; w++) {
-        t[w][run] = (double)(ts[w + 1] - ts[w]) / (double)n;
+        t[w][run] = (double)(e[w] - b[w]) / (double)n;
     }
 }
 

@@ -2,6 +2,7 @@
 """Turn the benchmark CSV into markdown tables, PNG charts and README's block.
 
 usage: report.py CSV [--md OUT.md] [--charts DIR] [--readme README.md]
+                 [--targets TARGETS.csv]
 
 CSV columns (bench/bench_common.h, plus a header line):
   section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum
@@ -17,10 +18,19 @@ they are skipped with a message. README.md's text between the lines
 <!-- bench:begin --> and <!-- bench:end --> is replaced; without those
 markers README is left alone. Exits 3 when a checksum disagrees with ark's
 for a reason other than accepted stale handles. Standard library only.
+
+The "Targets" table (top of the markdown, and in README's block) checks
+each row of bench/targets.csv (or --targets; its header comment describes
+the columns) against the CSV: for every section / workload / n the row
+matches, ratio = value(num_impl) / value(den_impl) (or num_impl's value
+alone when den_impl is empty) compared with the threshold: met or MISSED;
+"not measured" when the CSV lacks the workload, the n or an
+implementation.
 """
 import argparse
 import collections
 import csv
+import fnmatch
 import math
 import os
 import shutil
@@ -184,6 +194,113 @@ def summary_tables(groups):
     return out
 
 
+def load_targets(path):
+    """The rows of targets.csv as dicts; comment lines (#) and the header
+    line are skipped. A malformed row is reported and ignored."""
+    out = []
+    try:
+        f = open(path, newline="")
+    except OSError:
+        print("report: no targets file %s, targets skipped" % path, file=sys.stderr)
+        return out
+    with f:
+        lines = [l for l in f if l.strip() and not l.lstrip().startswith("#")]
+    for i, rec in enumerate(csv.reader(lines)):
+        if rec and rec[0] == "section":
+            continue
+        rec = [x.strip() for x in rec]
+        try:
+            sec, wl, n, num_impl, den_impl, op, thr, label = rec
+            if op not in ("<=", ">="):
+                raise ValueError("op must be <= or >=")
+            if n != "*":
+                int(n.lstrip("<>="))
+            out.append({"section": sec, "workload": wl, "n": n,
+                        "num": num_impl, "den": den_impl, "op": op,
+                        "threshold": float(thr), "label": label})
+        except ValueError as e:
+            print("report: %s: bad target %r (%s), ignored" % (path, ",".join(rec), e),
+                  file=sys.stderr)
+    return out
+
+
+def n_matches(spec, n):
+    if spec == "*":
+        return True
+    if spec.startswith(">="):
+        return n >= int(spec[2:])
+    if spec.startswith("<="):
+        return n <= int(spec[2:])
+    return n == int(spec)
+
+
+def evaluate_targets(targets, rows):
+    """One result per target and matched section / workload / n:
+    dicts with the target, workload, n, ratio (None when not measured)
+    and met (None when not measured)."""
+    by = collections.OrderedDict()
+    for r in rows:
+        by.setdefault((r["section"], r["workload"], r["n"]), {})[r["impl"]] = r
+    out = []
+    for t in targets:
+        keys = [k for k in by if k[0] == t["section"]
+                and fnmatch.fnmatchcase(k[1], t["workload"])
+                and n_matches(t["n"], k[2])]
+        if not keys:
+            out.append({"t": t, "workload": t["workload"], "n": t["n"],
+                        "ratio": None, "met": None, "unit": ""})
+            continue
+        for sec, wl, n in keys:
+            impls = by[(sec, wl, n)]
+            num_r = impls.get(t["num"])
+            den_r = impls.get(t["den"]) if t["den"] else None
+            ratio = None
+            if num_r is not None and (den_r is not None or not t["den"]):
+                if den_r is None:
+                    ratio = num_r["value"]
+                elif den_r["value"] != 0:
+                    ratio = num_r["value"] / den_r["value"]
+            met = None
+            if ratio is not None:
+                met = ratio <= t["threshold"] if t["op"] == "<=" else ratio >= t["threshold"]
+            out.append({"t": t, "workload": wl, "n": n, "ratio": ratio,
+                        "met": met, "unit": num_r["unit"] if num_r else ""})
+    return out
+
+
+def targets_table(results):
+    """The markdown table of evaluated targets (empty without targets)."""
+    if not results:
+        return []
+    met = sum(1 for r in results if r["met"] is True)
+    missed = sum(1 for r in results if r["met"] is False)
+    absent = sum(1 for r in results if r["met"] is None)
+    out = ["**Targets** (bench/targets.csv; measured = num / den for the same "
+           "workload and n, or num's value when there is no den): %d met, "
+           "%d missed, %d not measured\n" % (met, missed, absent),
+           "| target | workload | n | num / den | measured | threshold | verdict |",
+           "|---|---|---:|---|---:|---|---|"]
+    for r in results:
+        t = r["t"]
+        n = r["n"]
+        if isinstance(n, int) or n.isdigit():
+            n = "{:,}".format(int(n))
+        pair = "%s / %s" % (t["num"], t["den"]) if t["den"] else t["num"]
+        if r["ratio"] is None:
+            measured = "—"
+        elif t["den"]:
+            measured = ("%.3f×" if r["ratio"] < 10 else "%.1f×") % r["ratio"]
+        else:
+            measured = "%s %s" % (num(r["ratio"]), r["unit"])
+        thr = "%s %g%s" % (t["op"].replace("<=", "≤").replace(">=", "≥"),
+                           t["threshold"], "×" if t["den"] else "")
+        verdict = {True: "met", False: "**MISSED**", None: "not measured"}[r["met"]]
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            t["label"], r["workload"], n, pair, measured, thr, verdict))
+    out.append("")
+    return out
+
+
 def chart_name(sec, wl, n):
     return "%s_%s_%d.png" % (sec, wl, n)
 
@@ -248,13 +365,14 @@ def charts(groups, outdir):
     return made
 
 
-def readme_block(env, groups, made, chart_dir, readme):
+def readme_block(env, groups, made, chart_dir, readme, targets=()):
     rel = os.path.relpath(chart_dir, os.path.dirname(os.path.abspath(readme)))
     out = [BEGIN,
            "<!-- generated by bench/report.py from the CSV; do not edit -->",
            ""]
     out += ["- " + line for line in env]
     out.append("")
+    out += targets_table(targets)
     out += summary_tables(groups)
     for sec, wl, n, name in made:
         out.append("![%s %s n=%d](%s)" % (sec, wl, n, os.path.join(rel, name)))
@@ -288,6 +406,8 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--charts")
     ap.add_argument("--readme")
+    ap.add_argument("--targets", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "targets.csv"))
     a = ap.parse_args()
     rows = load(a.csv)
     if not rows:
@@ -302,9 +422,11 @@ def main():
         for _, rs in items:
             annotate(rs)
     made = charts(groups, a.charts) if a.charts else []
+    results = evaluate_targets(load_targets(a.targets), rows)
     md = ["# ark benchmark results", "",
           "Generated by bench/report.py from `%s`; do not edit." % a.csv, ""]
     md += ["- " + line for line in env] + [""]
+    md += targets_table(results)
     md += ["## Summary", ""] + summary_tables(groups)
     md += detail_tables(groups)
     if made:
@@ -318,7 +440,8 @@ def main():
             f.write(text)
         print("report: wrote %s" % a.md, file=sys.stderr)
     # The summary, for people watching the run.
-    print("\n".join(["- " + line for line in env] + [""] + summary_tables(groups)))
+    print("\n".join(["- " + line for line in env] + [""] + targets_table(results)
+                    + summary_tables(groups)))
     # A mismatch is explained when the same implementation accepted stale
     # handles in a workload of the same family (stale_accepted > 0 explains
     # stale_get); any other one is a bug in an implementation or a recipe.
@@ -339,9 +462,10 @@ def main():
                     r["section"], r["workload"], r["n"], r["impl"], why),
                     file=sys.stderr)
     if a.readme and a.charts is not None:
-        update_readme(a.readme, readme_block(env, groups, made, a.charts, a.readme))
+        update_readme(a.readme, readme_block(env, groups, made, a.charts, a.readme,
+                                             results))
     elif a.readme:
-        update_readme(a.readme, readme_block(env, groups, [], ".", a.readme))
+        update_readme(a.readme, readme_block(env, groups, [], ".", a.readme, results))
     if unexplained:
         print("report: %d unexplained checksum mismatch(es): an implementation "
               "or a recipe is wrong" % unexplained, file=sys.stderr)

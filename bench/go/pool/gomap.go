@@ -16,7 +16,7 @@ func mapSum(m map[int64]Elem) uint64 {
 func mapStale(n, runs int) {
 	perm := permMake(n)
 	h := make([]int64, n)
-	r := make([]int64, n/2)
+	s := make([]int64, n/2*2) // probe order: live, stale, alternately
 	t := make([]float64, runs)
 	var sum, accepted uint64
 	run, start := 0, time.Now()
@@ -27,21 +27,22 @@ func mapStale(n, runs int) {
 			h[i] = int64(i)
 		}
 		for k := 0; k < n/2; k++ {
-			r[k] = h[perm[k]]
-			delete(m, r[k])
+			s[2*k+1] = h[perm[k]]
+			delete(m, s[2*k+1])
 		}
 		for k := 0; k < n/2; k++ {
 			id := int64(n + k)
 			m[id] = elemMake(uint64(id))
 			h[perm[k]] = id
+			s[2*k] = id
 		}
 		sum, accepted = 0, 0
 		t0 := time.Now()
 		for k := 0; k < n/2; k++ {
-			if e, ok := m[h[perm[k]]]; ok {
+			if e, ok := m[s[2*k]]; ok {
 				sum += xbits(&e)
 			}
-			if e, ok := m[r[k]]; ok {
+			if e, ok := m[s[2*k+1]]; ok {
 				sum += xbits(&e)
 				accepted++
 			}
@@ -53,7 +54,7 @@ func mapStale(n, runs int) {
 
 func mapS001(n, runs int) {
 	perm := permMake(n)
-	h := make([]int64, n)
+	h, keys := make([]int64, n), make([]int64, n)
 	ti, tg := make([]float64, runs), make([]float64, runs)
 	var cnt, sum uint64
 	run, start := 0, time.Now()
@@ -67,12 +68,16 @@ func mapS001(n, runs int) {
 		t1 := time.Now()
 		cnt, sum = uint64(len(m)), 0
 		for k := 0; k < n; k++ {
-			if e, ok := m[h[perm[k]]]; ok {
+			keys[k] = h[perm[k]]
+		}
+		t1k := time.Now()
+		for k := 0; k < n; k++ {
+			if e, ok := m[keys[k]]; ok {
 				sum += xbits(&e)
 			}
 		}
 		t2 := time.Now()
-		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
+		ti[run], tg[run] = per(t0, t1, n), per(t1k, t2, n)
 	}
 	row("s001_insert", n, "go_map", ti[:run], "ns/op", cnt)
 	row("s001_get_random", n, "go_map", tg[:run], "ns/op", sum)
@@ -119,9 +124,9 @@ func mapChurn(live, frames, runs int) {
 
 func mapS000(n, runs int) {
 	perm := permMake(n)
-	h := make([]int64, n)
+	h, keys := make([]int64, n), make([]int64, n)
 	for i := range h {
-		h[i] = -1 // touch every page before measuring
+		h[i], keys[i] = -1, -1 // touch every page before measuring
 	}
 	t := s000Times(runs)
 	var c5 [5]uint64
@@ -139,6 +144,7 @@ func mapS000(n, runs int) {
 		if run == 0 {
 			mem = memEnd(base, n)
 		}
+		t1b := time.Now()
 		c5[0] = uint64(len(m))
 		c5[1] = mapSum(m)
 		t2 := time.Now()
@@ -149,20 +155,24 @@ func mapS000(n, runs int) {
 			}
 		}
 		t3 := time.Now()
-		c5[3] = 0
 		for k := 0; k < n; k++ {
-			if e, ok := m[h[perm[k]]]; ok {
+			keys[k] = h[perm[k]]
+		}
+		c5[3] = 0
+		t3k := time.Now()
+		for k := 0; k < n; k++ {
+			if e, ok := m[keys[k]]; ok {
 				c5[3] += xbits(&e)
 			}
 		}
 		t4 := time.Now()
 		before := len(m)
 		for k := 0; k < n; k++ {
-			delete(m, h[perm[k]])
+			delete(m, keys[k])
 		}
 		t5 := time.Now()
 		c5[4] = uint64(before - len(m))
-		s000Store(&t, run, n, t0, t1, t2, t3, t4, t5)
+		s000Store(&t, run, n, t0, t1, t1b, t2, t2, t3, t3k, t4, t4, t5)
 	}
 	s000Rows("go_map", n, t, run, c5, mem)
 }

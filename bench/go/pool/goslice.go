@@ -89,6 +89,7 @@ func sliceS000(n, runs int) {
 		if run == 0 {
 			mem = memEnd(base, n)
 		}
+		t1b := time.Now()
 		c5[0] = uint64(len(v))
 		c5[1] = sliceSum(v)
 		t2 := time.Now()
@@ -110,7 +111,7 @@ func sliceS000(n, runs int) {
 		}
 		t5 := time.Now()
 		c5[4] = uint64(before - len(v))
-		s000Store(&t, run, n, t0, t1, t2, t3, t4, t5)
+		s000Store(&t, run, n, t0, t1, t1b, t2, t2, t3, t3, t4, t4, t5)
 	}
 	s000Rows("go_slice", n, t, run, c5, mem)
 }

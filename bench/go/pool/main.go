@@ -114,9 +114,13 @@ func s000Times(runs int) [5][]float64 {
 	return t
 }
 
+// s000Store stores the five phase times of one s000 run from ten
+// timestamps, each phase's begin and end (untimed work, such as building
+// the probe-order key stream, happens between one's end and the next's
+// begin).
 func s000Store(t *[5][]float64, run, n int, ts ...time.Time) {
 	for w := 0; w < 5; w++ {
-		t[w][run] = per(ts[w], ts[w+1], n)
+		t[w][run] = per(ts[2*w], ts[2*w+1], n)
 	}
 }
 

@@ -29,7 +29,7 @@ func smCount(m *SliceMap) int {
 func smStale(n, runs int) {
 	perm := permMake(n)
 	h := make([]int64, n)
-	r := make([]int64, n/2)
+	s := make([]int64, n/2*2) // probe order: live, stale, alternately
 	t := make([]float64, runs)
 	var sum, accepted uint64
 	run, start := 0, time.Now()
@@ -39,19 +39,20 @@ func smStale(n, runs int) {
 			h[i] = smPut(m, uint64(i))
 		}
 		for k := 0; k < n/2; k++ {
-			r[k] = h[perm[k]]
-			m.Remove(r[k])
+			s[2*k+1] = h[perm[k]]
+			m.Remove(s[2*k+1])
 		}
 		for k := 0; k < n/2; k++ {
 			h[perm[k]] = smPut(m, uint64(n+k))
+			s[2*k] = h[perm[k]]
 		}
 		sum, accepted = 0, 0
 		t0 := time.Now()
 		for k := 0; k < n/2; k++ {
-			if e := m.Get(h[perm[k]]); e != nil {
+			if e := m.Get(s[2*k]); e != nil {
 				sum += xbits(e)
 			}
-			if e := m.Get(r[k]); e != nil {
+			if e := m.Get(s[2*k+1]); e != nil {
 				sum += xbits(e)
 				accepted++
 			}
@@ -63,7 +64,7 @@ func smStale(n, runs int) {
 
 func smS001(n, runs int) {
 	perm := permMake(n)
-	h := make([]int64, n)
+	h, keys := make([]int64, n), make([]int64, n)
 	ti, tg := make([]float64, runs), make([]float64, runs)
 	var cnt, sum uint64
 	run, start := 0, time.Now()
@@ -76,12 +77,16 @@ func smS001(n, runs int) {
 		t1 := time.Now()
 		cnt, sum = uint64(smCount(m)), 0
 		for k := 0; k < n; k++ {
-			if e := m.Get(h[perm[k]]); e != nil {
+			keys[k] = h[perm[k]]
+		}
+		t1k := time.Now()
+		for k := 0; k < n; k++ {
+			if e := m.Get(keys[k]); e != nil {
 				sum += xbits(e)
 			}
 		}
 		t2 := time.Now()
-		ti[run], tg[run] = per(t0, t1, n), per(t1, t2, n)
+		ti[run], tg[run] = per(t0, t1, n), per(t1k, t2, n)
 	}
 	row("s001_insert", n, "go_slicemap", ti[:run], "ns/op", cnt)
 	row("s001_get_random", n, "go_slicemap", tg[:run], "ns/op", sum)
@@ -126,9 +131,9 @@ func smChurn(live, frames, runs int) {
 
 func smS000(n, runs int) {
 	perm := permMake(n)
-	h := make([]int64, n)
+	h, keys := make([]int64, n), make([]int64, n)
 	for i := range h {
-		h[i] = -1 // touch every page before measuring
+		h[i], keys[i] = -1, -1 // touch every page before measuring
 	}
 	t := s000Times(runs)
 	var c5 [5]uint64
@@ -145,6 +150,7 @@ func smS000(n, runs int) {
 		if run == 0 {
 			mem = memEnd(base, n)
 		}
+		t1b := time.Now()
 		c5[0] = uint64(smCount(m))
 		c5[1] = smSum(m)
 		t2 := time.Now()
@@ -155,20 +161,24 @@ func smS000(n, runs int) {
 			}
 		}
 		t3 := time.Now()
-		c5[3] = 0
 		for k := 0; k < n; k++ {
-			if e := m.Get(h[perm[k]]); e != nil {
+			keys[k] = h[perm[k]]
+		}
+		c5[3] = 0
+		t3k := time.Now()
+		for k := 0; k < n; k++ {
+			if e := m.Get(keys[k]); e != nil {
 				c5[3] += xbits(e)
 			}
 		}
 		t4 := time.Now()
 		before := smCount(m)
 		for k := 0; k < n; k++ {
-			m.Remove(h[perm[k]])
+			m.Remove(keys[k])
 		}
 		t5 := time.Now()
 		c5[4] = uint64(before - smCount(m))
-		s000Store(&t, run, n, t0, t1, t2, t3, t4, t5)
+		s000Store(&t, run, n, t0, t1, t1b, t2, t2, t3, t3k, t4, t4, t5)
 	}
 	s000Rows("go_slicemap", n, t, run, c5, mem)
 }

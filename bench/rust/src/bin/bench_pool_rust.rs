@@ -180,7 +180,8 @@ container!(DenseSlotMap);
 fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
     let perm = perm_make(n);
     let mut h = vec![DefaultKey::default(); n];
-    let mut r = vec![DefaultKey::default(); n / 2];
+    // The probe sequence: live handle, stale handle, alternately.
+    let mut s = vec![DefaultKey::default(); n / 2 * 2];
     let mut t = vec![0.0; runs];
     let (mut sum, mut accepted) = (0u64, 0u64);
     let start = Instant::now();
@@ -195,20 +196,21 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
             h[i] = c.insert(elem_make(i as u64));
         }
         for k in 0..n / 2 {
-            r[k] = h[perm[k] as usize];
-            c.remove(r[k]);
+            s[2 * k + 1] = h[perm[k] as usize];
+            c.remove(s[2 * k + 1]);
         }
         for k in 0..n / 2 {
             h[perm[k] as usize] = c.insert(elem_make((n + k) as u64));
+            s[2 * k] = h[perm[k] as usize];
         }
         sum = 0;
         accepted = 0;
         let t0 = Instant::now();
         for k in 0..n / 2 {
-            if let Some(e) = c.get(h[perm[k] as usize]) {
+            if let Some(e) = c.get(s[2 * k]) {
                 sum = sum.wrapping_add(xbits(e));
             }
-            if let Some(e) = c.get(r[k]) {
+            if let Some(e) = c.get(s[2 * k + 1]) {
                 sum = sum.wrapping_add(xbits(e));
                 accepted += 1;
             }
@@ -222,6 +224,7 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
 fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
     let perm = perm_make(n);
     let mut h = vec![DefaultKey::default(); n];
+    let mut keys = vec![DefaultKey::default(); n];
     let (mut ti, mut tg) = (vec![0.0; runs], vec![0.0; runs]);
     let (mut cnt, mut sum) = (0u64, 0u64);
     let start = Instant::now();
@@ -238,15 +241,19 @@ fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
         }
         let t1 = Instant::now();
         cnt = c.count() as u64;
-        sum = 0;
         for k in 0..n {
-            if let Some(e) = c.get(h[perm[k] as usize]) {
+            keys[k] = h[perm[k] as usize];
+        }
+        sum = 0;
+        let t1k = Instant::now();
+        for k in 0..n {
+            if let Some(e) = c.get(keys[k]) {
                 sum = sum.wrapping_add(xbits(e));
             }
         }
         let t2 = Instant::now();
         ti[run] = per(t0, t1, n as f64);
-        tg[run] = per(t1, t2, n as f64);
+        tg[run] = per(t1k, t2, n as f64);
     }
     row("s001_insert", n, imp, &mut ti[..done], "ns/op", cnt);
     row("s001_get_random", n, imp, &mut tg[..done], "ns/op", sum);
@@ -299,7 +306,8 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
 fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
     let perm = perm_make(n);
     let mut h = vec![DefaultKey::default(); n];
-    for k in h.iter_mut() {
+    let mut keys = vec![DefaultKey::default(); n];
+    for k in h.iter_mut().chain(keys.iter_mut()) {
         *k = DefaultKey::default(); // touch every page before measuring
     }
     let mut t: Vec<Vec<f64>> = vec![vec![0.0; runs]; 5];
@@ -326,6 +334,7 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
         if run == 0 {
             mem = (proc_status_kib("VmHWM") - base) as f64 * 1024.0 / n as f64;
         }
+        let t1b = Instant::now();
         c5[0] = c.count() as u64;
         c5[1] = c.sum();
         let t2 = Instant::now();
@@ -336,23 +345,27 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
             }
         }
         let t3 = Instant::now();
-        c5[3] = 0;
         for k in 0..n {
-            if let Some(e) = c.get(h[perm[k] as usize]) {
+            keys[k] = h[perm[k] as usize];
+        }
+        c5[3] = 0;
+        let t3k = Instant::now();
+        for k in 0..n {
+            if let Some(e) = c.get(keys[k]) {
                 c5[3] = c5[3].wrapping_add(xbits(e));
             }
         }
         let t4 = Instant::now();
         let before = c.count();
         for k in 0..n {
-            c.remove(h[perm[k] as usize]);
+            c.remove(keys[k]);
         }
         let t5 = Instant::now();
         c5[4] = (before - c.count()) as u64;
         t[0][run] = per(t0, t1, n as f64);
-        t[1][run] = per(t1, t2, n as f64);
+        t[1][run] = per(t1b, t2, n as f64);
         t[2][run] = per(t2, t3, n as f64);
-        t[3][run] = per(t3, t4, n as f64);
+        t[3][run] = per(t3k, t4, n as f64);
         t[4][run] = per(t4, t5, n as f64);
     }
     let names = ["s000_insert", "s000_iterate", "s000_get_seq", "s000_get_random", "s000_remove_random"];
