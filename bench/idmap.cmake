@@ -1,0 +1,25 @@
+# bench_idmap_peers: absl::flat_hash_map (Debian libabsl-dev, see
+# idmap.deps) and std::unordered_map on bench_idmap.c's workloads. Needs a
+# C++ compiler; absl is optional (without it only std::unordered_map runs).
+include(CheckLanguage)
+check_language(CXX)
+if(NOT CMAKE_CXX_COMPILER)
+  message(STATUS "bench_idmap_peers skipped: no C++ compiler")
+  return()
+endif()
+enable_language(CXX)
+add_executable(bench_idmap_peers ${CMAKE_CURRENT_LIST_DIR}/bench_idmap_peers.cpp)
+target_include_directories(bench_idmap_peers PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+set_target_properties(bench_idmap_peers PROPERTIES CXX_STANDARD 17
+                      CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+target_compile_options(bench_idmap_peers PRIVATE -Wall -Wextra)
+find_package(absl CONFIG QUIET)
+if(absl_FOUND)
+  target_link_libraries(bench_idmap_peers PRIVATE absl::flat_hash_map absl::hash)
+  target_compile_definitions(bench_idmap_peers PRIVATE ARK_BENCH_HAVE_ABSL)
+else()
+  message(STATUS "bench_idmap_peers: absl not found (apt-get install libabsl-dev); only std::unordered_map")
+endif()
+if(ARK_TESTS)
+  add_test(NAME bench.bench_idmap_peers.smoke COMMAND bench_idmap_peers --mode smoke)
+endif()
