@@ -212,6 +212,7 @@ ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
     uint64_t h = ark__idmap_hash(m->seed, key);
     uint8_t tag = ark__idmap_tag(h);
     size_t i = (size_t)h & m->mask;
+    ARK__IDMAP_PREFETCH(m->slots + i);
     for (;;) {
         ark__idmap_group g = ark__idmap_load(m->ctrl + i);
         ark__idmap_mask hit = ark__idmap_match(g, tag);

@@ -54,6 +54,13 @@
 extern "C" {
 #endif
 
+/* Private: a hint to start loading the cache line at p. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK__IDMAP_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ARK__IDMAP_PREFETCH(p) ((void)(p))
+#endif
+
 /* Private: control bytes after the last slot that mirror the first ones. */
 #define ARK__IDMAP_MIRROR 16
 
@@ -215,6 +222,9 @@ inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
     uint64_t h = ark__idmap_hash(m->seed, key);
     uint8_t tag = ark__idmap_tag(h);
     size_t i = (size_t)h & m->mask;
+    /* Fetch the home slot's line while the control bytes are fetched: a
+     * hit is usually there, and the two misses then overlap. */
+    ARK__IDMAP_PREFETCH(m->slots + i);
     for (;;) {
         ark__idmap_group g = ark__idmap_load(m->ctrl + i);
         ark__idmap_mask hit = ark__idmap_match(g, tag);
