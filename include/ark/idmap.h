@@ -43,7 +43,9 @@
 
 #if !defined(ARK_IDMAP_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) ||    \
                                     (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#if !defined(__GNUC__) && !defined(__clang__)
 #include <emmintrin.h>
+#endif
 #define ARK__IDMAP_SSE2 1
 #define ARK__IDMAP_GROUP 16
 #else
@@ -173,22 +175,43 @@ inline uint8_t ark__idmap_tag(uint64_t h) {
 /* Private: a bit mask over one group of control bytes. With SSE2 bit b
  * stands for byte b; with SWAR bit 8b+7 does. */
 typedef uint64_t ark__idmap_mask;
-#ifdef ARK__IDMAP_SSE2
+#if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
+/* GNU vector types and the SSE2 builtin: <emmintrin.h>'s static inline
+ * wrappers may not be called from C11 extern-inline functions. */
+#define ARK__IDMAP_BIT_SHIFT 0
+typedef char ark__idmap_group __attribute__((vector_size(16)));
+inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+    ark__idmap_group g;
+    memcpy(&g, p, 16);
+    return g;
+}
+/* Private: bytes equal to tag (exact). */
+inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t tag) {
+    ark__idmap_group t = {0};
+    t += (char)tag;
+    return (unsigned)__builtin_ia32_pmovmskb128((ark__idmap_group)(g == t));
+}
+/* Private: full bytes (top bit set). */
+inline ark__idmap_mask ark__idmap_full(ark__idmap_group g) {
+    return (unsigned)__builtin_ia32_pmovmskb128(g);
+}
+/* Private: empty bytes. */
+inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
+    return ~(unsigned)__builtin_ia32_pmovmskb128(g) & 0xffffu;
+}
+#elif defined(ARK__IDMAP_SSE2)
 #define ARK__IDMAP_BIT_SHIFT 0
 typedef __m128i ark__idmap_group;
 inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)(const void *)p);
 }
-/* Private: bytes equal to tag (exact). */
 inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t tag) {
     return (unsigned)_mm_movemask_epi8(
         _mm_cmpeq_epi8(g, _mm_set1_epi8((char)tag)));
 }
-/* Private: full bytes (top bit set). */
 inline ark__idmap_mask ark__idmap_full(ark__idmap_group g) {
     return (unsigned)_mm_movemask_epi8(g);
 }
-/* Private: empty bytes. */
 inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
     return ~(unsigned)_mm_movemask_epi8(g) & 0xffffu;
 }
