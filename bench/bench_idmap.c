@@ -95,8 +95,8 @@ int main(int argc, char **argv) {
             idmap_keys_make(&k, sizes[s], random);
             if (bench_selected(&a, "ark")) {
                 idmap_result r;
-                run_ark(&k, a.runs, &r);
-                idmap_print("ark", random, k.n, &r, a.runs);
+                run_ark(&k, idmap_runs(&a, k.n), &r);
+                idmap_print("ark", random, k.n, &r, idmap_runs(&a, k.n));
             }
             idmap_keys_free(&k);
         }

@@ -21,8 +21,8 @@ template <class Map> Map *build(const idmap_keys *k, bool reserve) {
     return m;
 }
 
-template <class Map> void run_peer(const idmap_keys *k, int runs,
-                                   idmap_result *r) {
+template <class Map>
+void run_peer(const idmap_keys *k, int runs, idmap_result *r) {
     for (int run = 0; run < runs; run++) {
         uint64_t t0 = bench_now_ns();
         Map *m = build<Map>(k, false);
@@ -114,8 +114,9 @@ int main(int argc, char **argv) {
             for (int p = 0; p < npeers; p++) {
                 if (bench_selected(&a, peers[p].name)) {
                     idmap_result r;
-                    peers[p].run(&k, a.runs, &r);
-                    idmap_print(peers[p].name, random, k.n, &r, a.runs);
+                    peers[p].run(&k, idmap_runs(&a, k.n), &r);
+                    idmap_print(peers[p].name, random, k.n, &r,
+                                idmap_runs(&a, k.n));
                 }
             }
             idmap_keys_free(&k);

@@ -42,6 +42,8 @@ ARK_API extern inline ark__idmap_mask ark__idmap_match(ark__idmap_group g,
                                                        uint8_t tag);
 ARK_API extern inline ark__idmap_mask ark__idmap_full(ark__idmap_group g);
 ARK_API extern inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g);
+ARK_API extern inline ark_idmap_slot *
+ark__idmap_probe(const ark_idmap *m, uint64_t key, uint64_t h, size_t *empty);
 ARK_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
                                                       uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
@@ -210,27 +212,11 @@ static void maybe_reseed(ark_idmap *m, uint64_t key) {
 ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
     assert(m != NULL);
     uint64_t h = ark__idmap_hash(m->seed, key);
-    uint8_t tag = ark__idmap_tag(h);
-    size_t i = (size_t)h & m->mask;
-    ARK__IDMAP_PREFETCH(m->slots + i);
-    for (;;) {
-        ark__idmap_group g = ark__idmap_load(m->ctrl + i);
-        ark__idmap_mask hit = ark__idmap_match(g, tag);
-        while (hit != 0) {
-            size_t j =
-                (i + (ark__ctz64(hit) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
-            if (m->slots[j].key == key) {
-                m->slots[j].value = value;
-                return ARK_OK;
-            }
-            hit &= hit - 1;
-        }
-        ark__idmap_mask e = ark__idmap_empty(g);
-        if (e != 0) {
-            i = (i + (ark__ctz64(e) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
-            break;
-        }
-        i = (i + ARK__IDMAP_GROUP) & m->mask;
+    size_t i;
+    ark_idmap_slot *s = ark__idmap_probe(m, key, h, &i);
+    if (s != NULL) {
+        s->value = value;
+        return ARK_OK;
     }
     if (m->count >= max_load(m->capacity)) {
         size_t cap = m->capacity == 0 ? MIN_CAPACITY : m->capacity * 2;
@@ -242,7 +228,7 @@ ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
     }
     m->slots[i].key = key;
     m->slots[i].value = value;
-    set_ctrl(m, i, tag);
+    set_ctrl(m, i, ark__idmap_tag(h));
     m->count++;
     if (((i - (size_t)h) & m->mask) > ARK_IDMAP_RESEED_PROBE) {
         maybe_reseed(m, key);

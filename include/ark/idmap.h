@@ -240,9 +240,10 @@ inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
 }
 #endif
 
-/* Private: the slot of key, or NULL. */
-inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
-    uint64_t h = ark__idmap_hash(m->seed, key);
+/* Private: the slot of key (whose hash is h), or NULL after storing in
+ * *empty the first empty slot of its run, where an insert would go. */
+inline ark_idmap_slot *ark__idmap_probe(const ark_idmap *m, uint64_t key,
+                                        uint64_t h, size_t *empty) {
     uint8_t tag = ark__idmap_tag(h);
     size_t i = (size_t)h & m->mask;
     /* Fetch the home slot's line while the control bytes are fetched: a
@@ -259,11 +260,19 @@ inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
             }
             hit &= hit - 1;
         }
-        if (ark__idmap_empty(g) != 0) {
+        ark__idmap_mask e = ark__idmap_empty(g);
+        if (e != 0) {
+            *empty = (i + (ark__ctz64(e) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
             return NULL;
         }
         i = (i + ARK__IDMAP_GROUP) & m->mask;
     }
+}
+
+/* Private: the slot of key, or NULL. */
+inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
+    size_t unused;
+    return ark__idmap_probe(m, key, ark__idmap_hash(m->seed, key), &unused);
 }
 
 /*
