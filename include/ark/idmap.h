@@ -11,10 +11,10 @@
  * one (the last 16 bytes mirror the first 16 so a group can be loaded at any
  * position without wrapping). Probing is linear, one slot at a time, but
  * tested a group of control bytes at once (16 with SSE2, 8 with a portable
- * SWAR fallback): a lookup reads one group of control bytes and usually one
- * slot. Removal shifts the following entries of the run back (no
- * tombstones), so lookups stay as fast after heavy churn as after fresh
- * inserts.
+ * SWAR fallback, forced by defining ARK_IDMAP_NO_SIMD; both read the same
+ * table): a lookup reads one group of control bytes and usually one slot.
+ * Removal shifts the following entries of the run back (no tombstones), so
+ * lookups stay as fast after heavy churn as after fresh inserts.
  *
  * Invariants:
  * - Capacity is 0 (nothing allocated) or a power of two >= 16; the map
