@@ -320,7 +320,7 @@ typedef struct ark_idmap_iter {
     uint64_t key;   /* current key */
     uint64_t value; /* its value */
     const ark_idmap *map;
-    size_t index; /* current slot; > mask at the end */
+    size_t index; /* current slot; SIZE_MAX at the end */
 } ark_idmap_iter;
 
 /* Private: move the iterator to the first full slot at or after from. */
