@@ -10,6 +10,9 @@
 
 #include "ark/core.h"
 #include "ark/idmap.h"
+#include "ark/mainq.h"
 #include "ark/pool.h"
+#include "ark/ref.h"
+#include "ark/table.h"
 
 #endif /* ARK_ARK_H */

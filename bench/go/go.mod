@@ -1,0 +1,3 @@
+module arkbench
+
+go 1.19

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# bench/run.sh MODE - build and run every benchmark, then write the report.
+#   MODE = full  (make bench)        -> bench/results/latest.{csv,md}, charts
+#          quick (make bench-quick)  -> bench/results/quick.{csv,md}, charts
+#                                       in bench/results/quick/
+#          smoke (a check that everything runs) -> build/bench/smoke.csv
+#
+# 1. Installs missing Debian packages (bench/*.deps plus the tools below)
+#    with apt-get when root and online; a peer whose package cannot be
+#    installed is skipped with a one-line message naming the package.
+# 2. Configures build/bench as Release with exactly -O2 -DNDEBUG (no
+#    -march=native), builds every bench program and the C++ peers, then the
+#    Rust peers (Debian's cargo/rustc, offline, bench/rust) and the Go peers
+#    (bench/go/<section>).
+# 3. Runs `prog --list-impls`, then `prog --mode MODE --impl NAME` once per
+#    implementation (one process each, so peak RSS is that
+#    implementation's), for every program found; collects the CSV rows.
+#    ROUNDS=k (environment) repeats the whole run k times, interleaved.
+# 4. bench/report.py turns the CSV into the markdown tables and charts, and
+#    (full mode) README's block between <!-- bench:begin/end -->.
+set -uo pipefail
+
+MODE=${1:-}
+case "$MODE" in
+full | quick | smoke) ;;
+*)
+    echo "usage: bench/run.sh full|quick|smoke" >&2
+    exit 2
+    ;;
+esac
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+BUILD=$ROOT/build/bench
+JOBS=${JOBS:-2}
+FLAGS="-O2 -DNDEBUG"
+mkdir -p "$BUILD"
+
+say() { echo "bench: $*" >&2; }
+
+# ---- 1. packages ---------------------------------------------------------
+
+# Tools the driver itself needs, then every section's peers.
+BASE_PKGS="cmake make gcc g++ python3 gnuplot-nox"
+PEER_PKGS=$(cat bench/*.deps 2>/dev/null | sed 's/#.*//' | tr -s ' \t\n' '\n' |
+    grep -v '^$' | sort -u | tr '\n' ' ')
+
+installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+missing=()
+for p in $BASE_PKGS $PEER_PKGS; do
+    installed "$p" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        say "not root, not installing: ${missing[*]}"
+    elif ! command -v apt-get >/dev/null 2>&1; then
+        say "no apt-get, not installing: ${missing[*]}"
+    else
+        export DEBIAN_FRONTEND=noninteractive
+        say "installing ${missing[*]}"
+        timeout 300 apt-get update -qq >/dev/null 2>&1 ||
+            say "apt-get update failed (offline?); trying the cached lists"
+        if ! timeout 900 apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >/dev/null 2>&1; then
+            # One at a time, so one unavailable package skips one peer.
+            for p in "${missing[@]}"; do
+                timeout 600 apt-get install -y -qq --no-install-recommends \
+                    "$p" >/dev/null 2>&1 || say "could not install $p"
+            done
+        fi
+    fi
+fi
+for p in $BASE_PKGS $PEER_PKGS; do
+    installed "$p" || say "package $p is missing: what needs it is skipped"
+done
+command -v cmake >/dev/null && command -v cc >/dev/null || {
+    say "cmake and a C compiler are required"
+    exit 1
+}
+
+# ---- machine and toolchains ---------------------------------------------
+
+# Debian's toolchains by absolute path: a rustup or other toolchain earlier
+# in PATH must not change what is measured.
+CARGO=/usr/bin/cargo
+RUSTC=/usr/bin/rustc
+GO=/usr/bin/go
+first_line() { "$@" 2>/dev/null | head -n 1; }
+cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')
+[ -n "$cpu" ] || cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
+ENV_LINES=(
+    "mode: $MODE, $(date -u '+%Y-%m-%d %H:%M UTC')"
+    "machine: ${cpu:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+    "gcc: $(first_line gcc --version)"
+    "g++: $(first_line g++ --version)"
+    "rustc: $(first_line $RUSTC --version || echo none)"
+    "go: $(first_line $GO version || echo none)"
+    "flags: C/C++ $FLAGS (no -march=native); Rust release, lto, codegen-units=1; Go default"
+)
+echo "# ark benchmarks"
+printf '# %s\n' "${ENV_LINES[@]}"
+
+# ---- 2. build --------------------------------------------------------------
+
+BUILD_LOG=$BUILD/build.log
+: >"$BUILD_LOG"
+say "building (log: build/bench/build.log)"
+if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS_RELEASE="$FLAGS" -DCMAKE_CXX_FLAGS_RELEASE="$FLAGS" \
+    -DARK_TESTS=OFF -DARK_EXAMPLES=OFF -DARK_BENCH=ON \
+    -DARK_BENCH_PEERS=ON >>"$BUILD_LOG" 2>&1; then
+    tail -n 30 "$BUILD_LOG" >&2
+    say "cmake configure failed"
+    exit 1
+fi
+grep -E "^-- bench" "$BUILD_LOG" | sed 's/^-- /bench: /' >&2
+if ! cmake --build "$BUILD" -j"$JOBS" >>"$BUILD_LOG" 2>&1; then
+    # Target by target, so one broken program does not hide the others.
+    cmake --build "$BUILD" --target ark >>"$BUILD_LOG" 2>&1 || {
+        tail -n 30 "$BUILD_LOG" >&2
+        say "the ark library failed to build"
+        exit 1
+    }
+    targets=$(cmake --build "$BUILD" --target help 2>/dev/null |
+        sed -n 's/^\.\.\. \([A-Za-z0-9_]*\).*/\1/p' |
+        grep -Ev '^(all|clean|depend|edit_cache|rebuild_cache|ark)$')
+    for t in $targets; do
+        cmake --build "$BUILD" -j"$JOBS" --target "$t" >>"$BUILD_LOG" 2>&1 ||
+            say "build of $t failed (see build/bench/build.log): skipped"
+    done
+fi
+
+if [ -f bench/rust/Cargo.toml ]; then
+    if [ -x "$CARGO" ] && [ -x "$RUSTC" ]; then
+        # From bench/rust so its .cargo/config.toml (Debian's registry as a
+        # directory source, offline) applies; CARGO_HOME kept in build/.
+        if ! (cd bench/rust && CARGO_HOME=$BUILD/cargo-home RUSTC=$RUSTC \
+            "$CARGO" build --release --offline --quiet \
+            --target-dir "$BUILD/rust") >>"$BUILD_LOG" 2>&1; then
+            say "Rust peers failed to build (see build/bench/build.log; packages cargo rustc librust-slotmap-dev): skipped"
+        fi
+    else
+        say "Rust peers skipped: install cargo and rustc"
+    fi
+fi
+
+if compgen -G "bench/go/*/*.go" >/dev/null; then
+    if [ -x "$GO" ]; then
+        for d in bench/go/*/; do
+            sec=$(basename "$d")
+            (cd bench/go && GOCACHE=$BUILD/go/cache GOPATH=$BUILD/go/path \
+                GOPROXY=off GOFLAGS=-mod=mod GO111MODULE=on \
+                "$GO" build -o "$BUILD/go/bench_${sec}_go" "./$sec") \
+                >>"$BUILD_LOG" 2>&1 ||
+                say "Go peers of $sec failed to build (see build/bench/build.log): skipped"
+        done
+    else
+        say "Go peers skipped: install golang-go"
+    fi
+fi
+
+# ---- 3. run ----------------------------------------------------------------
+
+case "$MODE" in
+full) CSV=bench/results/latest.csv TIMEOUT=900 ;;
+quick) CSV=bench/results/quick.csv TIMEOUT=120 ;;
+smoke) CSV=build/bench/smoke.csv TIMEOUT=120 ;;
+esac
+mkdir -p "$(dirname "$CSV")"
+TMP=$BUILD/rows.csv
+: >"$TMP"
+progs=$(find "$BUILD" "$BUILD/bench" "$BUILD/rust/release" "$BUILD/go" \
+    -maxdepth 1 -type f -perm -u+x -name 'bench_*' 2>/dev/null | sort -u)
+[ -n "$progs" ] || {
+    say "no bench program was built"
+    exit 1
+}
+# ROUNDS=k runs every implementation k times, interleaved (all of them,
+# then all again), so a load change on a shared machine hits them all;
+# the report takes the median of the rounds.
+ROUNDS=${ROUNDS:-1}
+fail=0
+start=$(date +%s)
+for round in $(seq 1 "$ROUNDS"); do
+[ "$ROUNDS" -gt 1 ] && say "round $round of $ROUNDS"
+for prog in $progs; do
+    name=$(basename "$prog")
+    impls=$("$prog" --list-impls 2>/dev/null) || {
+        say "$name --list-impls failed: skipped"
+        fail=1
+        continue
+    }
+    for impl in $impls; do
+        t0=$(date +%s)
+        out=$(timeout "$TIMEOUT" "$prog" --mode "$MODE" --impl "$impl" \
+            2>"$BUILD/stderr.txt")
+        rc=$?
+        rows=$(printf '%s\n' "$out" | grep -v '^#' |
+            awk -F, 'NF == 10' || true)
+        printf '%s\n' "$rows" | grep -v '^$' >>"$TMP"
+        if [ $rc -ne 0 ]; then
+            say "$name --impl $impl exited with $rc: $(tail -n 1 "$BUILD/stderr.txt")"
+            fail=1
+        fi
+        say "$name $impl: $(printf '%s\n' "$rows" | grep -c .) rows, $(($(date +%s) - t0)) s"
+    done
+done
+done
+say "ran everything in $(($(date +%s) - start)) s"
+{
+    echo "section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum"
+    cat "$TMP"
+} >"$CSV"
+printf '%s\n' "${ENV_LINES[@]}" >"${CSV%.csv}.env"
+say "wrote $CSV"
+
+# ---- 4. report -------------------------------------------------------------
+
+case "$MODE" in
+full) python3 bench/report.py "$CSV" --md bench/results/latest.md \
+    --charts bench/results --readme README.md ;;
+quick) python3 bench/report.py "$CSV" --md bench/results/quick.md \
+    --charts bench/results/quick ;;
+smoke) python3 bench/report.py "$CSV" --md build/bench/smoke.md ;;
+esac || {
+    say "report failed"
+    fail=1
+}
+exit $fail

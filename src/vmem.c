@@ -1,0 +1,94 @@
+/*
+ * vmem.c - reserve / commit / release on POSIX (mmap + mprotect) and
+ * Windows (VirtualAlloc); stubs that always fail elsewhere.
+ *
+ * POSIX reservations are PROT_NONE with MAP_NORESERVE where defined, so
+ * they cost address space but no commit charge until mprotect makes pages
+ * writable; fresh anonymous pages read as zero.
+ */
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS under -std=c11 (glibc) */
+#define _DARWIN_C_SOURCE 1
+#define ARK_VMEM_POSIX 1
+#include <sys/mman.h>
+#include <unistd.h>
+#elif defined(_WIN32)
+#define ARK_VMEM_WINDOWS 1
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
+
+#include "vmem_internal.h"
+
+#if defined(ARK_VMEM_POSIX)
+
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+size_t ark__vmem_page_size(void) {
+    long n = sysconf(_SC_PAGESIZE);
+    if (n <= 0 || (n & (n - 1)) != 0) {
+        return 0;
+    }
+    return (size_t)n;
+}
+
+void *ark__vmem_reserve(size_t bytes) {
+    void *p = mmap(NULL, bytes, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int ark__vmem_commit(void *addr, size_t bytes) {
+    return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0 ? 0 : -1;
+}
+
+void ark__vmem_release(void *addr, size_t bytes) { munmap(addr, bytes); }
+
+#elif defined(ARK_VMEM_WINDOWS)
+
+size_t ark__vmem_page_size(void) {
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return (size_t)si.dwPageSize;
+}
+
+void *ark__vmem_reserve(size_t bytes) {
+    return VirtualAlloc(NULL, bytes, MEM_RESERVE, PAGE_NOACCESS);
+}
+
+int ark__vmem_commit(void *addr, size_t bytes) {
+    return VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE) != NULL ? 0
+                                                                         : -1;
+}
+
+void ark__vmem_release(void *addr, size_t bytes) {
+    (void)bytes;
+    VirtualFree(addr, 0, MEM_RELEASE);
+}
+
+#else
+
+size_t ark__vmem_page_size(void) { return 0; }
+
+void *ark__vmem_reserve(size_t bytes) {
+    (void)bytes;
+    return NULL;
+}
+
+int ark__vmem_commit(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+    return -1;
+}
+
+void ark__vmem_release(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+}
+
+#endif

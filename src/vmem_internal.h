@@ -1,0 +1,30 @@
+/*
+ * vmem_internal.h - the one small virtual-memory abstraction ark uses:
+ * reserve address space, commit pages of it, release it. Never installed.
+ *
+ * Reserved memory is inaccessible until committed; committed memory reads
+ * as zero. On a platform without virtual memory ark__vmem_page_size
+ * returns 0 and the other functions fail.
+ */
+#ifndef ARK_VMEM_INTERNAL_H
+#define ARK_VMEM_INTERNAL_H
+
+#include <stddef.h>
+
+/* Return the commit granularity in bytes (a power of two), or 0 when the
+ * platform offers no reservation. */
+size_t ark__vmem_page_size(void);
+
+/* Reserve bytes (a multiple of the page size) of address space; NULL on
+ * failure. */
+void *ark__vmem_reserve(size_t bytes);
+
+/* Make [addr, addr + bytes) readable and writable; both page multiples
+ * inside a reservation. Committing committed pages keeps their contents.
+ * Returns 0 on success. */
+int ark__vmem_commit(void *addr, size_t bytes);
+
+/* Release a whole reservation made by ark__vmem_reserve. */
+void ark__vmem_release(void *addr, size_t bytes);
+
+#endif /* ARK_VMEM_INTERNAL_H */
