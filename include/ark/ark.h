@@ -9,6 +9,7 @@
 #define ARK_VERSION_PATCH 0
 
 #include "ark/core.h"
+#include "ark/idmap.h"
 #include "ark/mainq.h"
 #include "ark/pool.h"
 #include "ark/ref.h"

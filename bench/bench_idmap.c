@@ -1,0 +1,105 @@
+/*
+ * bench_idmap.c - ark_idmap on the workloads of bench_idmap_common.h.
+ * The peers (absl::flat_hash_map, std::unordered_map) are in
+ * bench_idmap_peers.cpp with the same keys, rows and checksums.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "ark/idmap.h"
+#include "bench_idmap_common.h"
+
+static const char *const impls[] = {"ark"};
+
+static ark_idmap *build(const idmap_keys *k, int reserve) {
+    ark_idmap *m;
+    if (ark_idmap_create(&m, NULL) != ARK_OK ||
+        (reserve && ark_idmap_reserve(m, k->n) != ARK_OK)) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < k->n; i++) {
+        if (ark_idmap_put(m, k->keys[i], i + 1) != ARK_OK) {
+            fprintf(stderr, "out of memory\n");
+            exit(1);
+        }
+    }
+    return m;
+}
+
+static void run_ark(const idmap_keys *k, int runs, idmap_result *r) {
+    for (int run = 0; run < runs; run++) {
+        uint64_t t0 = bench_now_ns();
+        ark_idmap *m = build(k, 0);
+        uint64_t t1 = bench_now_ns();
+        r->ns[IDMAP_INSERT][run] = (double)(t1 - t0);
+        r->sum[IDMAP_INSERT] = ark_idmap_count(m);
+
+        uint64_t sum = 0, v;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            if (ark_idmap_get(m, k->order[i], &v)) {
+                sum += v;
+            }
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_LOOKUP_HIT][run] = (double)(t1 - t0);
+        r->sum[IDMAP_LOOKUP_HIT] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            if (ark_idmap_get(m, k->miss[i], &v)) {
+                sum += v;
+            }
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_LOOKUP_MISS][run] = (double)(t1 - t0);
+        r->sum[IDMAP_LOOKUP_MISS] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (ark_idmap_iter it = ark_idmap_iter_begin(m);
+             ark_idmap_iter_valid(&it); ark_idmap_iter_next(&it)) {
+            sum += it.key + it.value * 3;
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_ITERATE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_ITERATE] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            sum += ark_idmap_remove(m, k->order[i]);
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_REMOVE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_REMOVE] = sum + ark_idmap_count(m);
+        ark_idmap_destroy(m);
+
+        t0 = bench_now_ns();
+        m = build(k, 1);
+        t1 = bench_now_ns();
+        r->ns[IDMAP_INSERT_RESERVE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_INSERT_RESERVE] = ark_idmap_count(m);
+        ark_idmap_destroy(m);
+    }
+}
+
+int main(int argc, char **argv) {
+    bench_args a = bench_parse(argc, argv, impls, 1);
+    size_t sizes[2];
+    int nsizes = idmap_sizes(a.mode, sizes);
+    for (int s = 0; s < nsizes; s++) {
+        for (int random = 0; random < 2; random++) {
+            idmap_keys k;
+            idmap_keys_make(&k, sizes[s], random);
+            if (bench_selected(&a, "ark")) {
+                idmap_result r;
+                run_ark(&k, idmap_runs(&a, k.n), &r);
+                idmap_print("ark", random, k.n, &r, idmap_runs(&a, k.n));
+            }
+            idmap_keys_free(&k);
+        }
+    }
+    return 0;
+}

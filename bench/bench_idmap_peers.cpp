@@ -1,0 +1,126 @@
+// bench_idmap_peers.cpp - the peers of bench_idmap.c on the same keys,
+// workloads, rows and checksums: absl::flat_hash_map<uint64_t, uint64_t>
+// (when Debian's libabsl-dev is installed) and std::unordered_map.
+#include "bench_idmap_common.h"
+
+#include <unordered_map>
+#ifdef ARK_BENCH_HAVE_ABSL
+#include <absl/container/flat_hash_map.h>
+#endif
+
+namespace {
+
+template <class Map> Map *build(const idmap_keys *k, bool reserve) {
+    Map *m = new Map();
+    if (reserve) {
+        m->reserve(k->n);
+    }
+    for (size_t i = 0; i < k->n; i++) {
+        (*m)[k->keys[i]] = i + 1;
+    }
+    return m;
+}
+
+template <class Map>
+void run_peer(const idmap_keys *k, int runs, idmap_result *r) {
+    for (int run = 0; run < runs; run++) {
+        uint64_t t0 = bench_now_ns();
+        Map *m = build<Map>(k, false);
+        uint64_t t1 = bench_now_ns();
+        r->ns[IDMAP_INSERT][run] = (double)(t1 - t0);
+        r->sum[IDMAP_INSERT] = m->size();
+
+        uint64_t sum = 0;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            auto it = m->find(k->order[i]);
+            if (it != m->end()) {
+                sum += it->second;
+            }
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_LOOKUP_HIT][run] = (double)(t1 - t0);
+        r->sum[IDMAP_LOOKUP_HIT] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            auto it = m->find(k->miss[i]);
+            if (it != m->end()) {
+                sum += it->second;
+            }
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_LOOKUP_MISS][run] = (double)(t1 - t0);
+        r->sum[IDMAP_LOOKUP_MISS] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (const auto &kv : *m) {
+            sum += kv.first + kv.second * 3;
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_ITERATE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_ITERATE] = sum;
+
+        sum = 0;
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < k->n; i++) {
+            sum += m->erase(k->order[i]);
+        }
+        t1 = bench_now_ns();
+        r->ns[IDMAP_REMOVE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_REMOVE] = sum + m->size();
+        delete m;
+
+        t0 = bench_now_ns();
+        m = build<Map>(k, true);
+        t1 = bench_now_ns();
+        r->ns[IDMAP_INSERT_RESERVE][run] = (double)(t1 - t0);
+        r->sum[IDMAP_INSERT_RESERVE] = m->size();
+        delete m;
+    }
+}
+
+typedef void (*runner)(const idmap_keys *, int, idmap_result *);
+
+struct peer {
+    const char *name;
+    runner run;
+};
+
+const peer peers[] = {
+#ifdef ARK_BENCH_HAVE_ABSL
+    {"absl_flat", run_peer<absl::flat_hash_map<uint64_t, uint64_t>>},
+#endif
+    {"std_unordered", run_peer<std::unordered_map<uint64_t, uint64_t>>},
+};
+const int npeers = sizeof peers / sizeof peers[0];
+
+} // namespace
+
+int main(int argc, char **argv) {
+    const char *names[2];
+    for (int i = 0; i < npeers; i++) {
+        names[i] = peers[i].name;
+    }
+    bench_args a = bench_parse(argc, argv, names, npeers);
+    size_t sizes[2];
+    int nsizes = idmap_sizes(a.mode, sizes);
+    for (int s = 0; s < nsizes; s++) {
+        for (int random = 0; random < 2; random++) {
+            idmap_keys k;
+            idmap_keys_make(&k, sizes[s], random);
+            for (int p = 0; p < npeers; p++) {
+                if (bench_selected(&a, peers[p].name)) {
+                    idmap_result r;
+                    peers[p].run(&k, idmap_runs(&a, k.n), &r);
+                    idmap_print(peers[p].name, random, k.n, &r,
+                                idmap_runs(&a, k.n));
+                }
+            }
+            idmap_keys_free(&k);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,557 @@
+/*
+ * test_idmap.c - ark_idmap: every function, special keys, a randomized
+ * differential test against an array model, colliding keys, allocation
+ * failure during growth, reserve and churn.
+ */
+#include "ark/idmap.h"
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Check the table invariants: count, mirror bytes, tags, and that every key
+ * lies in the run of full slots starting at its home. Returns the largest
+ * displacement seen, or SIZE_MAX when an invariant fails. */
+static size_t validate(const ark_idmap *m) {
+    size_t cap = m->capacity, full = 0, worst = 0;
+    if (cap == 0) {
+        return m->count == 0 ? 0 : SIZE_MAX;
+    }
+    for (size_t i = 0; i < ARK__IDMAP_MIRROR; i++) {
+        if (m->ctrl[cap + i] != m->ctrl[i]) {
+            return SIZE_MAX;
+        }
+    }
+    for (size_t i = 0; i < cap; i++) {
+        if (m->ctrl[i] == 0) {
+            continue;
+        }
+        full++;
+        uint64_t h = ark__idmap_hash(m->seed, m->slots[i].key);
+        if (m->ctrl[i] != ark__idmap_tag(h)) {
+            return SIZE_MAX;
+        }
+        size_t home = (size_t)h & m->mask, d = (i - home) & m->mask;
+        for (size_t k = 0; k <= d; k++) {
+            if (m->ctrl[(home + k) & m->mask] == 0) {
+                return SIZE_MAX;
+            }
+        }
+        worst = d > worst ? d : worst;
+    }
+    return full == m->count ? worst : SIZE_MAX;
+}
+
+/* Return n distinct keys whose home slot is 0 in every table of at most
+ * 2^bits slots under the map's initial seed. */
+static uint64_t *colliding_keys(uint64_t seed, size_t n, unsigned bits,
+                                uint64_t *state) {
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint64_t mask = ((uint64_t)1 << bits) - 1;
+    size_t got = 0;
+    uint64_t k = harness_rand(state);
+    while (got < n) {
+        k++;
+        if ((ark__idmap_hash(seed, k) & mask) == 0) {
+            keys[got++] = k;
+        }
+    }
+    return keys;
+}
+
+TEST(create_destroy) {
+    ark_idmap *m = NULL;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    CHECK(m != NULL);
+    CHECK_EQ(ark_idmap_count(m), 0);
+    CHECK(!ark_idmap_get(m, 0, NULL));
+    CHECK(!ark_idmap_remove(m, 7));
+    ark_idmap_destroy(m);
+    ark_idmap_destroy(NULL);
+
+    ark_allocator half = {NULL, NULL, NULL};
+    m = NULL;
+    CHECK_STATUS(ark_idmap_create(&m, &half), ARK_EINVAL);
+    CHECK(m == NULL);
+
+    test_allocator ta;
+    test_allocator_init(&ta);
+    test_allocator_fail_at(&ta, 1);
+    CHECK_STATUS(ark_idmap_create(&m, &ta.base), ARK_ENOMEM);
+    CHECK(m == NULL);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    CHECK_EQ(ta.live_blocks, 1);
+    CHECK_OK(ark_idmap_put(m, 1, 2));
+    ark_idmap_destroy(m);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+}
+
+TEST(put_get_overwrite) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    for (uint64_t k = 0; k < 1000; k++) {
+        CHECK_OK(ark_idmap_put(m, k * 7919, k + 100));
+    }
+    CHECK_EQ(ark_idmap_count(m), 1000);
+    for (uint64_t k = 0; k < 1000; k++) {
+        uint64_t v = 0;
+        CHECK(ark_idmap_get(m, k * 7919, &v));
+        CHECK_EQ(v, k + 100);
+        CHECK(ark_idmap_get(m, k * 7919, NULL));
+        CHECK(!ark_idmap_get(m, k * 7919 + 1, &v));
+        CHECK_EQ(v, k + 100); /* untouched on a miss */
+    }
+    for (uint64_t k = 0; k < 1000; k += 2) {
+        CHECK_OK(ark_idmap_put(m, k * 7919, k));
+    }
+    CHECK_EQ(ark_idmap_count(m), 1000);
+    for (uint64_t k = 0; k < 1000; k++) {
+        uint64_t v;
+        CHECK(ark_idmap_get(m, k * 7919, &v));
+        CHECK_EQ(v, k % 2 == 0 ? k : k + 100);
+    }
+    CHECK(validate(m) != SIZE_MAX);
+    ark_idmap_destroy(m);
+}
+
+TEST(get_ptr) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    CHECK(ark_idmap_get_ptr(m, 5) == NULL);
+    CHECK_OK(ark_idmap_put(m, 5, 50));
+    uint64_t *p = ark_idmap_get_ptr(m, 5);
+    CHECK(p != NULL);
+    CHECK_EQ(*p, 50);
+    *p = 51;
+    uint64_t v;
+    CHECK(ark_idmap_get(m, 5, &v));
+    CHECK_EQ(v, 51);
+    CHECK(ark_idmap_get_ptr(m, 6) == NULL);
+    ark_idmap_destroy(m);
+}
+
+TEST(special_keys) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    const uint64_t keys[] = {0, UINT64_MAX, 1, UINT64_MAX - 1,
+                             (uint64_t)1 << 63};
+    for (size_t i = 0; i < 5; i++) {
+        CHECK(!ark_idmap_get(m, keys[i], NULL));
+        CHECK_OK(ark_idmap_put(m, keys[i], ~keys[i]));
+    }
+    CHECK_EQ(ark_idmap_count(m), 5);
+    for (size_t i = 0; i < 5; i++) {
+        uint64_t v;
+        CHECK(ark_idmap_get(m, keys[i], &v));
+        CHECK_EQ(v, ~keys[i]);
+    }
+    /* Values may be anything too, the "empty" junk included. */
+    CHECK_OK(ark_idmap_put(m, 0, 0));
+    uint64_t v = 1;
+    CHECK(ark_idmap_get(m, 0, &v));
+    CHECK_EQ(v, 0);
+    size_t seen = 0;
+    for (ark_idmap_iter it = ark_idmap_iter_begin(m); ark_idmap_iter_valid(&it);
+         ark_idmap_iter_next(&it)) {
+        seen++;
+    }
+    CHECK_EQ(seen, 5);
+    CHECK(ark_idmap_remove(m, 0));
+    CHECK(!ark_idmap_get(m, 0, NULL));
+    CHECK(ark_idmap_remove(m, UINT64_MAX));
+    CHECK(!ark_idmap_remove(m, UINT64_MAX));
+    CHECK(!ark_idmap_get(m, UINT64_MAX, NULL));
+    CHECK(ark_idmap_get(m, 1, NULL));
+    CHECK_EQ(ark_idmap_count(m), 3);
+    CHECK(validate(m) != SIZE_MAX);
+    ark_idmap_destroy(m);
+}
+
+TEST(remove_and_count) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    for (uint64_t k = 1; k <= 500; k++) {
+        CHECK_OK(ark_idmap_put(m, k, k));
+    }
+    for (uint64_t k = 1; k <= 500; k += 3) {
+        CHECK(ark_idmap_remove(m, k));
+        CHECK(!ark_idmap_remove(m, k));
+    }
+    CHECK(!ark_idmap_remove(m, 501));
+    CHECK_EQ(ark_idmap_count(m), 500 - 167);
+    for (uint64_t k = 1; k <= 500; k++) {
+        CHECK_EQ(ark_idmap_get(m, k, NULL), (k - 1) % 3 != 0);
+    }
+    CHECK(validate(m) != SIZE_MAX);
+    ark_idmap_destroy(m);
+}
+
+TEST(clear_keeps_table) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    ark_idmap_clear(m); /* nothing allocated yet */
+    CHECK_EQ(ark_idmap_count(m), 0);
+    for (uint64_t k = 0; k < 3000; k++) {
+        CHECK_OK(ark_idmap_put(m, k, k));
+    }
+    uint64_t allocs = ta.allocs;
+    ark_idmap_clear(m);
+    CHECK_EQ(ark_idmap_count(m), 0);
+    ark_idmap_iter it = ark_idmap_iter_begin(m);
+    CHECK(!ark_idmap_iter_valid(&it));
+    for (uint64_t k = 0; k < 3000; k++) {
+        CHECK(!ark_idmap_get(m, k, NULL));
+    }
+    for (uint64_t k = 5000; k < 8000; k++) {
+        CHECK_OK(ark_idmap_put(m, k, k));
+    }
+    CHECK_EQ(ta.allocs, allocs); /* the table was reused */
+    CHECK_EQ(ark_idmap_count(m), 3000);
+    CHECK(validate(m) != SIZE_MAX);
+    ark_idmap_destroy(m);
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
+TEST(reserve_prevents_allocation) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    const size_t sizes[] = {1, 14, 15, 100, 1000, 4096, 10000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        ark_idmap_clear(m);
+        CHECK_OK(ark_idmap_reserve(m, n));
+        uint64_t allocs = ta.allocs;
+        size_t cap = m->capacity;
+        CHECK_OK(ark_idmap_reserve(m, n / 2)); /* smaller: no-op */
+        for (size_t k = 0; k < n; k++) {
+            CHECK_OK(ark_idmap_put(m, k * 0x9e3779b97f4a7c15ull, k));
+        }
+        CHECK_EQ(ta.allocs, allocs);
+        CHECK_EQ(m->capacity, cap);
+        CHECK_EQ(ark_idmap_count(m), n);
+    }
+    /* Reserve on a full map keeps the entries. */
+    CHECK_OK(ark_idmap_reserve(m, 50000));
+    CHECK_EQ(ark_idmap_count(m), 10000);
+    for (size_t k = 0; k < 10000; k++) {
+        uint64_t v;
+        CHECK(ark_idmap_get(m, k * 0x9e3779b97f4a7c15ull, &v));
+        CHECK_EQ(v, k);
+    }
+    /* Impossible sizes fail cleanly. */
+    size_t cap = m->capacity;
+    CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX), ARK_ENOMEM);
+    CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX / 8), ARK_ENOMEM);
+    CHECK_EQ(m->capacity, cap);
+    CHECK_EQ(ark_idmap_count(m), 10000);
+    /* An allocation failure in reserve leaves the map unchanged. */
+    test_allocator_fail_at(&ta, 1);
+    CHECK_STATUS(ark_idmap_reserve(m, 200000), ARK_ENOMEM);
+    CHECK_EQ(m->capacity, cap);
+    CHECK(ark_idmap_get(m, 0, NULL));
+    CHECK(validate(m) != SIZE_MAX);
+    ark_idmap_destroy(m);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+}
+
+typedef struct visit_ctx {
+    const uint64_t *keys;
+    uint8_t *seen;
+    size_t n, calls, stop_after;
+    int bad;
+} visit_ctx;
+
+static bool visit(uint64_t key, uint64_t value, void *ud) {
+    visit_ctx *c = ud;
+    c->calls++;
+    /* keys[i] = i * 3 + 1 maps to value i. */
+    if (value >= c->n || c->keys[value] != key || c->seen[value]++ != 0) {
+        c->bad = 1;
+    }
+    return c->calls != c->stop_after;
+}
+
+TEST(iteration_visits_each_once) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    ark_idmap_iter it0 = ark_idmap_iter_begin(m);
+    CHECK(!ark_idmap_iter_valid(&it0));
+    const size_t n = 5000;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint8_t *seen = calloc(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = i == 0 ? 0 : i == 1 ? UINT64_MAX : i * 3 + 1;
+        CHECK_OK(ark_idmap_put(m, keys[i], i));
+    }
+    for (size_t i = 0; i < n; i += 7) { /* holes and shifted runs */
+        CHECK(ark_idmap_remove(m, keys[i]));
+        seen[i] = 1;
+    }
+    size_t live = ark_idmap_count(m), calls = 0;
+    for (ark_idmap_iter it = ark_idmap_iter_begin(m); ark_idmap_iter_valid(&it);
+         ark_idmap_iter_next(&it)) {
+        CHECK(it.value < n);
+        CHECK_EQ(keys[it.value], it.key);
+        CHECK_EQ(seen[it.value], 0);
+        seen[it.value] = 2;
+        calls++;
+    }
+    CHECK_EQ(calls, live);
+    for (size_t i = 0; i < n; i++) {
+        seen[i] = i % 7 == 0;
+    }
+    visit_ctx c = {keys, seen, n, 0, 0, 0};
+    ark_idmap_each(m, visit, &c);
+    CHECK_EQ(c.calls, live);
+    CHECK_EQ(c.bad, 0);
+    memset(seen, 0, n);
+    visit_ctx stop = {keys, seen, n, 0, 10, 0};
+    ark_idmap_each(m, visit, &stop);
+    CHECK_EQ(stop.calls, 10);
+    CHECK_EQ(stop.bad, 0);
+    free(keys);
+    free(seen);
+    ark_idmap_destroy(m);
+}
+
+/* One phase of the differential test: keys drawn from keys[0..n), the
+ * model is present[] and value[] indexed like keys. */
+static void run_model(ark_idmap *m, const uint64_t *keys, size_t n, size_t ops,
+                      uint64_t *state) {
+    uint8_t *present = calloc(n, 1);
+    uint64_t *value = calloc(n, sizeof *value);
+    size_t count = 0;
+    ark_idmap_clear(m);
+    for (size_t op = 0; op < ops; op++) {
+        size_t r = (size_t)harness_below(state, n);
+        uint64_t k = keys[r];
+        unsigned what = (unsigned)harness_below(state, 100);
+        if (what < 40) {
+            uint64_t v = harness_rand(state);
+            CHECK_OK(ark_idmap_put(m, k, v));
+            count += !present[r];
+            present[r] = 1;
+            value[r] = v;
+        } else if (what < 70) {
+            CHECK_EQ(ark_idmap_remove(m, k), present[r]);
+            count -= present[r];
+            present[r] = 0;
+        } else if (what < 99) {
+            uint64_t v = 0;
+            CHECK_EQ(ark_idmap_get(m, k, &v), present[r]);
+            if (present[r]) {
+                CHECK_EQ(v, value[r]);
+            }
+        } else if (harness_below(state, 100) == 0) {
+            CHECK(validate(m) != SIZE_MAX);
+            size_t seen = 0;
+            for (ark_idmap_iter it = ark_idmap_iter_begin(m);
+                 ark_idmap_iter_valid(&it); ark_idmap_iter_next(&it)) {
+                seen++;
+                uint64_t *p = ark_idmap_get_ptr(m, it.key);
+                CHECK(p != NULL && *p == it.value);
+            }
+            CHECK_EQ(seen, count);
+        } else if (harness_below(state, 1000) == 0) {
+            ark_idmap_clear(m);
+            memset(present, 0, n);
+            count = 0;
+        } else {
+            CHECK_OK(ark_idmap_reserve(m, (size_t)harness_below(state, n)));
+        }
+        CHECK_EQ(ark_idmap_count(m), count);
+    }
+    for (size_t r = 0; r < n; r++) {
+        uint64_t v;
+        CHECK_EQ(ark_idmap_get(m, keys[r], &v), present[r]);
+        if (present[r]) {
+            CHECK_EQ(v, value[r]);
+        }
+    }
+    CHECK(validate(m) != SIZE_MAX);
+    free(present);
+    free(value);
+}
+
+TEST(differential_vs_model) {
+    uint64_t state = harness_seed();
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    const size_t n = 4096;
+    uint64_t *keys = malloc(n * sizeof *keys);
+    /* Sequential keys from 0, random keys with the extremes, strided keys,
+     * and keys that all share one home slot under the initial seed. */
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = i;
+    }
+    run_model(m, keys, n, 400000, &state);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = harness_rand(&state);
+    }
+    keys[0] = 0;
+    keys[1] = UINT64_MAX;
+    run_model(m, keys, n, 300000, &state);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = (uint64_t)i << 40;
+    }
+    run_model(m, keys, n, 200000, &state);
+    free(keys);
+    ark_idmap_clear(m);
+    keys = colliding_keys(m->seed, 384, 12, &state);
+    run_model(m, keys, 384, 150000, &state);
+    free(keys);
+    ark_idmap_destroy(m);
+}
+
+TEST(colliding_keys_reseed) {
+    uint64_t state = harness_seed();
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    const size_t n = 2000;
+    uint64_t seed0 = m->seed;
+    uint64_t *keys = colliding_keys(seed0, n, 12, &state);
+    CHECK_OK(ark_idmap_reserve(m, n)); /* capacity 4096: one home slot */
+    CHECK_EQ(m->capacity, 4096);
+    /* First run: the re-seed rehash fails; the map keeps the long run and
+     * stays correct. */
+    for (size_t i = 0; i < n; i++) {
+        if (i == ARK_IDMAP_RESEED_PROBE + 1) {
+            test_allocator_fail_at(&ta, 1);
+        }
+        CHECK_OK(ark_idmap_put(m, keys[i], i));
+        if (i == ARK_IDMAP_RESEED_PROBE + 1) {
+            CHECK_EQ(ta.failures, 1);
+            CHECK_EQ(m->seed, seed0);
+            CHECK(validate(m) == i);
+        }
+    }
+    /* The next long insert re-seeded: runs are short again. */
+    CHECK(m->seed != seed0);
+    CHECK_EQ(m->reseed_cap, 4096);
+    size_t worst = validate(m);
+    CHECK(worst < 64);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v;
+        CHECK(ark_idmap_get(m, keys[i], &v));
+        CHECK_EQ(v, i);
+    }
+    for (size_t i = 0; i < n; i += 2) {
+        CHECK(ark_idmap_remove(m, keys[i]));
+    }
+    CHECK_EQ(ark_idmap_count(m), n / 2);
+    CHECK(validate(m) != SIZE_MAX);
+    /* Without the re-seed (clear restores the initial seed) the same keys
+     * still work, only slower: remove them again in one long run. */
+    ark_idmap_clear(m);
+    CHECK_EQ(m->seed, seed0);
+    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i++) {
+        CHECK_OK(ark_idmap_put(m, keys[i], i));
+    }
+    CHECK_EQ(m->seed, seed0);
+    CHECK_EQ(validate(m), ARK_IDMAP_RESEED_PROBE - 1);
+    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i += 3) {
+        CHECK(ark_idmap_remove(m, keys[i]));
+    }
+    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i++) {
+        CHECK_EQ(ark_idmap_get(m, keys[i], NULL), i % 3 != 0);
+    }
+    CHECK(validate(m) != SIZE_MAX);
+    free(keys);
+    ark_idmap_destroy(m);
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
+TEST(alloc_failure_during_growth) {
+    const size_t n = 3000; /* 9 growths: 16 .. 4096 slots */
+    uint64_t state = harness_seed();
+    uint64_t *keys = malloc(n * sizeof *keys);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = i % 2 ? harness_rand(&state) : i;
+    }
+    for (uint64_t k = 1;; k++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        ark_idmap *m;
+        CHECK_OK(ark_idmap_create(&m, &ta.base));
+        test_allocator_fail_at(&ta, k);
+        size_t failed_at = SIZE_MAX;
+        for (size_t i = 0; i < n; i++) {
+            ark_status s = ark_idmap_put(m, keys[i], i);
+            if (s == ARK_ENOMEM) {
+                failed_at = i;
+                /* Unchanged: same count, the new key absent, old ones in. */
+                CHECK_EQ(ark_idmap_count(m), i);
+                CHECK(!ark_idmap_get(m, keys[i], NULL));
+                for (size_t j = 0; j < i; j++) {
+                    uint64_t v;
+                    CHECK(ark_idmap_get(m, keys[j], &v));
+                    CHECK_EQ(v, j);
+                }
+                /* Overwriting needs no memory. */
+                if (i > 0) {
+                    CHECK_OK(ark_idmap_put(m, keys[0], 0));
+                }
+                CHECK(validate(m) != SIZE_MAX);
+                s = ark_idmap_put(m, keys[i], i); /* retry succeeds */
+            }
+            CHECK_OK(s);
+        }
+        CHECK_EQ(ark_idmap_count(m), n);
+        CHECK(validate(m) != SIZE_MAX);
+        ark_idmap_destroy(m);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees, 0);
+        if (ta.failures == 0) {
+            CHECK(failed_at == SIZE_MAX);
+            CHECK(k > 9);
+            break;
+        }
+        CHECK(failed_at != SIZE_MAX);
+    }
+    free(keys);
+}
+
+TEST(churn_keeps_table_small) {
+    /* Remove-and-insert forever at a steady count: without tombstones the
+     * table never grows and runs stay as short as after fresh inserts. */
+    uint64_t state = harness_seed();
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    const size_t live = 3000;
+    uint64_t *ring = malloc(live * sizeof *ring);
+    for (size_t i = 0; i < live; i++) {
+        ring[i] = harness_rand(&state);
+        CHECK_OK(ark_idmap_put(m, ring[i], i));
+    }
+    uint64_t allocs = ta.allocs;
+    size_t fresh_worst = validate(m);
+    for (size_t round = 0; round < 200000; round++) {
+        size_t r = round % live;
+        CHECK(ark_idmap_remove(m, ring[r]));
+        ring[r] = harness_rand(&state);
+        CHECK_OK(ark_idmap_put(m, ring[r], r));
+    }
+    CHECK_EQ(ta.allocs, allocs);
+    CHECK_EQ(ark_idmap_count(m), live);
+    size_t worst = validate(m);
+    CHECK(worst != SIZE_MAX);
+    CHECK(worst < fresh_worst + 64);
+    for (size_t i = 0; i < live; i++) {
+        uint64_t v;
+        CHECK(ark_idmap_get(m, ring[i], &v));
+        CHECK_EQ(v, i);
+    }
+    free(ring);
+    ark_idmap_destroy(m);
+}
