@@ -72,19 +72,10 @@ ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
     l->gen_mask = (uint32_t)(((uint64_t)1 << gen_bits) - 1);
     l->high_mask = low == 64 ? 0 : ~(((uint64_t)1 << low) - 1);
     l->tag_value = low == 64 ? 0 : tag << low;
+    l->tag_high = tag << gen_bits;
     /* A stamp is gen + 1 in 32 bits, so with 32 generation bits the value
      * 2^32 - 1 is never issued: it would store as 0, the free stamp. */
     l->gen_max = gen_bits == 32 ? UINT32_MAX - 1 : l->gen_mask;
-    return ARK_OK;
-}
-
-ark_status ark__layout_check(const ark_handle_layout *l, ark_handle h) {
-    if (h == ARK_NULL_HANDLE) {
-        return ARK_ENULL;
-    }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
-    }
     return ARK_OK;
 }
 

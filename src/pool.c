@@ -22,26 +22,32 @@
 #include "ark/pool.h"
 
 #include "core_internal.h"
+#include "pool_internal.h"
+#include "vmem_internal.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The one external definition of each inline function of pool.h. */
+ARK_API extern inline char *ark__pool_slot(const ark_pool *p, uint64_t i);
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
-ARK_API extern inline void ark__pool_iter_seek(ark_pool_iter *it,
-                                               uint64_t from);
+ARK_API extern inline void ark__pool_iter_advance(ark_pool_iter *it);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 
-/* Pages hold at most this many bytes (and at least 64 slots). */
-#define PAGE_BYTES_MAX ((size_t)256 * 1024)
+/* Largest address-space reservation a pool makes (1 TiB). */
+#define FLAT_MAX ((uint64_t)1 << 40)
+
+/* Elements and alignments above this are refused: a page of 4096 such
+ * slots would pass 256 MiB. */
+#define ELEM_MAX ((size_t)64 * 1024)
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 static char *slot_at(const ark_pool *p, uint64_t i) {
-    return p->pages[i >> p->page_shift] +
-           (size_t)(i & p->page_mask) * p->stride;
+    return ark__pool_slot(p, i);
 }
 
 static uint32_t *stamp_of(char *slot) { return (uint32_t *)(void *)slot; }
@@ -93,8 +99,8 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     assert(out != NULL && cfg != NULL);
     size_t align =
         cfg->elem_align == 0 ? _Alignof(max_align_t) : cfg->elem_align;
-    if (cfg->elem_size == 0 || (align & (align - 1)) != 0 ||
-        align > PAGE_BYTES_MAX / 64 || cfg->elem_size > PAGE_BYTES_MAX / 64) {
+    if (cfg->elem_size == 0 || (align & (align - 1)) != 0 || align > ELEM_MAX ||
+        cfg->elem_size > ELEM_MAX) {
         return ARK_EINVAL;
     }
     ark_handle_layout layout;
@@ -126,15 +132,23 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         p->stride = 8;
     }
     p->limit = (uint64_t)1 << layout.index_bits;
-    unsigned shift = 6;
-    while (shift < 30 && ((size_t)2 << shift) * p->stride <= PAGE_BYTES_MAX &&
-           ((uint64_t)2 << shift) <= p->limit) {
-        shift++;
-    }
-    p->page_shift = shift;
-    p->page_mask = ((uint64_t)1 << shift) - 1;
-    p->page_bytes = ((size_t)1 << shift) * p->stride;
+    uint64_t page_slots = (uint64_t)1 << ARK_POOL_PAGE_SHIFT;
+    p->page_bytes =
+        (size_t)(p->limit < page_slots ? p->limit : page_slots) * p->stride;
     p->page_align = slot_align;
+    /* With the C library allocator, reserve address space for the whole
+     * index space and commit it a page at a time: lookups then need no
+     * page table. A custom allocator (which must see every allocation), a
+     * reservation over FLAT_MAX or an OS without virtual memory gets pages
+     * from the allocator instead. */
+    if (cfg->allocator == NULL && p->limit <= FLAT_MAX / p->stride &&
+        p->limit * p->stride <= SIZE_MAX) {
+        p->flat_bytes = (size_t)p->limit * p->stride;
+        p->flat = ark__vm_reserve(p->flat_bytes);
+        if (p->flat == NULL) {
+            p->flat_bytes = 0;
+        }
+    }
     p->live = NULL;
     *out = p;
     return ARK_OK;
@@ -145,8 +159,12 @@ void ark_pool_destroy(ark_pool *p) {
         return;
     }
     const ark_allocator *a = &p->alloc;
-    for (size_t k = 0; k < p->npages; k++) {
-        ark__free(a, p->pages[k], p->page_bytes);
+    if (p->flat != NULL) {
+        ark__vm_release(p->flat, p->flat_bytes);
+    } else {
+        for (size_t k = 0; k < p->npages; k++) {
+            ark__free(a, p->pages[k], p->page_bytes);
+        }
     }
     ark__free(a, p->pages, p->pages_cap * sizeof *p->pages);
     ark__free(a, p->by_addr, p->addr_cap * sizeof *p->by_addr);
@@ -161,7 +179,7 @@ void ark_pool_destroy(ark_pool *p) {
  * failure leaves the pool as it was (apart from spare capacity). */
 static ark_status add_page(ark_pool *p) {
     const ark_allocator *a = &p->alloc;
-    uint64_t slots = (uint64_t)(p->npages + 1) << p->page_shift;
+    uint64_t slots = (uint64_t)(p->npages + 1) << ARK_POOL_PAGE_SHIFT;
     uint64_t new_cap = slots < p->limit ? slots : p->limit;
     char **pages = grow_array(a, p->pages, &p->pages_cap, p->npages,
                               p->npages + 1, sizeof *p->pages);
@@ -206,9 +224,17 @@ static ark_status add_page(ark_pool *p) {
         p->free_cap = ncap;
         p->free_head = 0;
     }
-    char *page = ark__alloc(a, p->page_bytes, p->page_align);
-    if (page == NULL) {
-        return ARK_ENOMEM;
+    char *page;
+    if (p->flat != NULL) {
+        page = p->flat + p->npages * p->page_bytes;
+        if (!ark__vm_commit(page, p->page_bytes)) {
+            return ARK_ENOMEM;
+        }
+    } else {
+        page = ark__alloc(a, p->page_bytes, p->page_align);
+        if (page == NULL) {
+            return ARK_ENOMEM;
+        }
     }
     /* Link the page; by_addr stays sorted by address. */
     size_t pos = p->npages;
@@ -231,13 +257,22 @@ static ark_status add_page(ark_pool *p) {
     return ARK_OK;
 }
 
+/* Add a page for take_slot, or say why not. Kept out of line so the
+ * common path of an insert stays small. */
+static ARK_NOINLINE ark_status grow_for_insert(ark_pool *p) {
+    if (p->capacity >= p->limit) {
+        return ARK_EFULL;
+    }
+    return add_page(p);
+}
+
 /* Hand out a slot: the oldest free one once enough are queued or no fresh
  * one is left, else a fresh one (adding a page when needed). */
-static ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
+static inline ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
     uint64_t i;
     uint32_t gen;
-    if (p->free_len > 0 &&
-        (p->free_len >= ARK_POOL_REUSE_DELAY || p->issued >= p->capacity)) {
+    if (p->free_len >= ARK_POOL_REUSE_DELAY ||
+        (p->free_len > 0 && p->issued >= p->capacity)) {
         i = p->free_ring[p->free_head];
         p->free_head = (p->free_head + 1) & (p->free_cap - 1);
         p->free_len--;
@@ -245,10 +280,7 @@ static ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
         gen = *next_gen_of(*slot);
     } else {
         if (p->issued >= p->capacity) {
-            if (p->capacity >= p->limit) {
-                return ARK_EFULL;
-            }
-            ark_status s = add_page(p);
+            ark_status s = grow_for_insert(p);
             if (s != ARK_OK) {
                 return s;
             }
@@ -293,8 +325,9 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     return ARK_OK;
 }
 
-ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
-    assert(p != NULL);
+/* Classify h (as ark_pool_check) and, when it is live, give its slot. */
+static inline ark_status find_live(const ark_pool *p, ark_handle h,
+                                   uint64_t *index, char **slot) {
     ark_status s = ark__layout_check(&p->layout, h);
     if (s != ARK_OK) {
         return s;
@@ -303,8 +336,17 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
     if (i == 0 || i >= p->issued) {
         return ARK_ERANGE;
     }
-    uint32_t stamp = *stamp_of(slot_at(p, i));
-    return stamp == ark__handle_stamp(&p->layout, h) ? ARK_OK : ARK_ESTALE;
+    *index = i;
+    *slot = slot_at(p, i);
+    return *stamp_of(*slot) == ark__handle_stamp(&p->layout, h) ? ARK_OK
+                                                                : ARK_ESTALE;
+}
+
+ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    return find_live(p, h, &i, &slot);
 }
 
 /* Free a slot whose stamp is already 0: queue it with its next generation,
@@ -322,12 +364,13 @@ static void release_slot(ark_pool *p, uint64_t i, char *slot, uint32_t gen) {
 }
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
-    ark_status s = ark_pool_check(p, h);
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    ark_status s = find_live(p, h, &i, &slot);
     if (s != ARK_OK) {
         return s;
     }
-    uint64_t i = ark__handle_index(&p->layout, h);
-    char *slot = slot_at(p, i);
     uint32_t gen = *stamp_of(slot) - 1;
     *stamp_of(slot) = 0;
     live_clear(p, i);
@@ -340,7 +383,10 @@ ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
-    ark_status s = ark_pool_check(p, h);
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    ark_status s = find_live(p, h, &i, &slot);
     if (s != ARK_OK) {
         return s;
     }
@@ -351,8 +397,6 @@ ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
         return ARK_ENOMEM;
     }
     p->pending = pending;
-    uint64_t i = ark__handle_index(&p->layout, h);
-    char *slot = slot_at(p, i);
     uint32_t gen = *stamp_of(slot) - 1;
     *stamp_of(slot) = 0;
     live_clear(p, i);
@@ -450,7 +494,7 @@ ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem) {
     if (off >= p->page_bytes || off % p->stride != p->elem_off) {
         return ARK_NULL_HANDLE;
     }
-    uint64_t i = ((uint64_t)k << p->page_shift) | (off / p->stride);
+    uint64_t i = ((uint64_t)k << ARK_POOL_PAGE_SHIFT) | (off / p->stride);
     if (i >= p->issued) {
         return ARK_NULL_HANDLE;
     }
@@ -471,4 +515,67 @@ void ark_pool_each(ark_pool *p, bool (*fn)(void *elem, ark_handle h, void *ud),
             return;
         }
     }
+}
+
+uint64_t ark__pool_retired(const ark_pool *p) { return p->retired; }
+
+ark_status ark__pool_validate(const ark_pool *p) {
+    if (p->issued > p->capacity || p->capacity > p->limit ||
+        p->free_len > p->free_cap ||
+        (p->capacity > 0 && p->free_cap < p->capacity)) {
+        return ARK_ECORRUPT;
+    }
+    if (p->issued == 0) {
+        return p->count == 0 && p->free_len == 0 && p->pending_len == 0
+                   ? ARK_OK
+                   : ARK_ECORRUPT;
+    }
+    uint64_t live = 0;
+    for (uint64_t i = 0; i < p->issued; i++) {
+        bool bit = (p->live[i >> 6] >> (i & 63)) & 1;
+        uint32_t stamp = *stamp_of(slot_at(p, i));
+        if (bit != (stamp != 0) || (i == 0 && bit) ||
+            (stamp != 0 && stamp - 1 > p->layout.gen_max)) {
+            return ARK_ECORRUPT;
+        }
+        live += bit;
+    }
+    /* Bits past issued must be clear for the iterator's sake. */
+    for (uint64_t i = p->issued; i < ((p->issued + 63) & ~(uint64_t)63); i++) {
+        if ((p->live[i >> 6] >> (i & 63)) & 1) {
+            return ARK_ECORRUPT;
+        }
+    }
+    if (live != p->count) {
+        return ARK_ECORRUPT;
+    }
+    /* Free and pending slots: stamp 0, in range, not slot 0, each listed
+     * once. The scratch bitmap is a test-time diagnostic, so it comes from
+     * calloc rather than the pool's allocator (whose counters tests read). */
+    uint64_t *seen = calloc((size_t)(p->issued + 63) >> 6, sizeof *seen);
+    if (seen == NULL) {
+        return ARK_ENOMEM;
+    }
+    ark_status s = ARK_OK;
+    for (uint64_t k = 0; k < p->free_len + p->pending_len && s == ARK_OK; k++) {
+        uint64_t i = k < p->free_len
+                         ? p->free_ring[(p->free_head + k) & (p->free_cap - 1)]
+                         : p->pending[k - p->free_len] & UINT32_MAX;
+        if (i == 0 || i >= p->issued || *stamp_of(slot_at(p, i)) != 0 ||
+            (seen[i >> 6] >> (i & 63)) & 1 ||
+            (k<p->free_len && * next_gen_of(slot_at(p, i))> p->layout
+                 .gen_max)) {
+            s = ARK_ECORRUPT;
+        } else {
+            seen[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+    }
+    free(seen);
+    if (s != ARK_OK) {
+        return s;
+    }
+    if (live + p->free_len + p->pending_len + p->retired + 1 != p->issued) {
+        return ARK_ECORRUPT;
+    }
+    return ARK_OK;
 }

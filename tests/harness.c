@@ -40,6 +40,13 @@ int harness_failed(void) { return current_failed; }
 
 uint64_t harness_seed(void) { return seed; }
 
+static double scale = 1.0;
+
+uint64_t harness_scaled(uint64_t n) {
+    double v = (double)n * scale;
+    return v < 1.0 ? 1 : (uint64_t)v;
+}
+
 /* Each block carries a header just before the payload recording its size
  * (checked against the size the container passes to free) and alignment
  * (which is also the header's distance from the raw block). */
@@ -102,6 +109,13 @@ int main(int argc, char **argv) {
     const char *env = getenv("ARK_SEED");
     if (env != NULL && *env != '\0') {
         seed = strtoull(env, NULL, 0);
+    }
+    const char *sc = getenv("ARK_TEST_SCALE");
+    if (sc != NULL && *sc != '\0') {
+        scale = strtod(sc, NULL);
+        if (!(scale > 0.0)) {
+            scale = 1.0;
+        }
     }
     if (argc > 1 && strcmp(argv[1], "--list") == 0) {
         for (int i = 0; i < ncases; i++) {

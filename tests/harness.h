@@ -63,6 +63,10 @@ int harness_failed(void);
 /* The run's seed (default fixed; ARK_SEED overrides). */
 uint64_t harness_seed(void);
 
+/* Scale an iteration count by ARK_TEST_SCALE (default 1; the valgrind stage
+ * sets 0.1), never below 1. Randomized tests size their loops with it. */
+uint64_t harness_scaled(uint64_t n);
+
 /* splitmix64: a small deterministic PRNG for tests. */
 static inline uint64_t harness_rand(uint64_t *state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

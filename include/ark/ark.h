@@ -10,6 +10,8 @@
 
 #include "ark/core.h"
 #include "ark/idmap.h"
+#include "ark/mainq.h"
 #include "ark/pool.h"
+#include "ark/ref.h"
 
 #endif /* ARK_ARK_H */

@@ -33,6 +33,14 @@ extern "C" {
 #define ARK_API
 #endif
 
+/* Private: force inlining of the tiny iterator steps of hot loops (so the
+ * iterator lives in registers). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define ARK_ALWAYS_INLINE
+#endif
+
 /* An opaque reference to an element of a handle-issuing container. */
 typedef uint64_t ark_handle;
 
@@ -90,6 +98,7 @@ typedef struct ark_handle_layout {
     uint64_t index_mask; /* (1 << index_bits) - 1 */
     uint64_t high_mask;  /* every bit above index and generation */
     uint64_t tag_value;  /* tag << (index_bits + gen_bits) */
+    uint64_t tag_high;   /* tag << gen_bits: tag_value >> index_bits */
     uint32_t gen_mask;   /* (1 << gen_bits) - 1 */
     uint32_t gen_max;    /* last generation a slot may carry */
     uint8_t index_bits;
@@ -98,15 +107,15 @@ typedef struct ark_handle_layout {
 } ark_handle_layout;
 
 /*
- * Private: return the 1-based stamp a live slot stores for a handle's
- * generation, or a value no stored stamp equals when the handle's tag or
- * high bits are wrong. Stamps are generation + 1 in 32 bits (0 = free); the
- * 64-bit sum keeps generation 2^32 - 1 from wrapping onto 0.
+ * Private: return the stamp a live slot must hold for handle h to be valid.
+ * Slots store generation + 1 as a uint32 (0 = free). The handle's bits
+ * above the index are xored with the expected tag, which zeroes a correct
+ * tag, and 1 is added in 64 bits: the result equals a stored stamp only if
+ * the tag is exact, no stray bit is set and the generation is in range; it
+ * is never 0, so a free slot never matches, even for generation 2^32 - 1.
  */
 inline uint64_t ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
-    uint64_t gen = (h >> l->index_bits) & l->gen_mask;
-    uint64_t wrong = (h & l->high_mask) ^ l->tag_value;
-    return (gen + 1) | (wrong != 0 ? (uint64_t)1 << 63 : 0);
+    return ((h >> l->index_bits) ^ l->tag_high) + 1;
 }
 
 /* Private: count trailing zeros of a non-zero 64-bit word. */

@@ -40,6 +40,12 @@ extern "C" {
  * fresh slot is left) before they are reused. */
 #define ARK_POOL_REUSE_DELAY 64
 
+/* Private: every page holds 4096 slots (fewer only when the index bits
+ * address fewer). A constant keeps the lookup free of loads and variable
+ * shifts; 10M elements need a 20 KB page table, which stays in L1. */
+#define ARK_POOL_PAGE_SHIFT 12
+#define ARK_POOL_PAGE_MASK ((uint64_t)4095)
+
 /*
  * Pool configuration. Zero fields take their defaults, so
  * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
@@ -61,14 +67,13 @@ typedef struct ark_pool_config {
  * inline functions below can read them. */
 typedef struct ark_pool {
     /* private, read by the inline functions */
-    char **pages;             /* page table: page k holds slots k<<shift.. */
+    char *flat;               /* reserved range holding every slot, or NULL */
+    char **pages;             /* page k holds slots k * 4096 .. */
     const uint64_t *live;     /* occupancy bitmap, one bit per slot */
     ark_handle_layout layout; /* handle bit layout */
     uint64_t issued;          /* slots [0, issued) have been initialised */
     size_t stride;            /* bytes per slot: stamp, element, padding */
     size_t elem_off;          /* element offset inside its slot */
-    uint64_t page_mask;       /* slots per page - 1 */
-    unsigned page_shift;      /* log2(slots per page), at least 6 */
     /* private, used by pool.c only */
     uint64_t *live_words;               /* == live, writable */
     size_t live_cap;                    /* words allocated for live */
@@ -83,6 +88,7 @@ typedef struct ark_pool {
     size_t count;     /* live elements */
     uint64_t retired; /* slots whose generations are exhausted */
     size_t elem_size, page_bytes, page_align;
+    size_t flat_bytes; /* size of the reservation at flat */
     ark_allocator alloc;
     void (*on_remove)(void *elem, void *user);
     void *user;
@@ -117,6 +123,17 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
 ARK_API ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                    ark_handle *out);
 
+/* Private: the address of slot i (i < issued). Pools made with the C
+ * library allocator keep their slots in one reserved range, so the common
+ * lookup is base + i * stride with no page-table load. */
+inline char *ark__pool_slot(const ark_pool *p, uint64_t i) {
+    if (p->flat != NULL) {
+        return p->flat + (size_t)i * p->stride;
+    }
+    return p->pages[i >> ARK_POOL_PAGE_SHIFT] +
+           (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
+}
+
 /*
  * Return the element a handle refers to, or NULL if the handle is not
  * exactly that of a live element (null, stale, forged, foreign, removed
@@ -128,8 +145,7 @@ inline void *ark_pool_get(const ark_pool *p, ark_handle h) {
     if (i >= p->issued) {
         return NULL;
     }
-    char *slot =
-        p->pages[i >> p->page_shift] + (size_t)(i & p->page_mask) * p->stride;
+    char *slot = ark__pool_slot(p, i);
     uint32_t stamp;
     stamp = *(const uint32_t *)(const void *)slot;
     if (stamp != ark__handle_stamp(&p->layout, h)) {
@@ -216,53 +232,68 @@ typedef struct ark_pool_iter {
     void *elem;        /* current element, NULL at the end */
     ark_handle handle; /* its handle */
     const ark_pool *pool;
-    uint64_t index;
+    char *base;    /* slot address of the current word's first slot */
+    uint64_t word; /* current bitmap word */
+    uint64_t bits; /* live bits of that word not visited yet */
 } ark_pool_iter;
 
-/* Private: move the iterator to the first live slot at or after from. */
-inline void ark__pool_iter_seek(ark_pool_iter *it, uint64_t from) {
+/* Private: move to the next live slot. The bits of a word are taken when
+ * the walk enters it (a 1-cycle dependency per step instead of re-reading
+ * the word); a slot removed since then is skipped because its stamp is 0.
+ * The bitmap is read through the pool because inserts may reallocate it;
+ * pages never move. */
+ARK_ALWAYS_INLINE inline void ark__pool_iter_advance(ark_pool_iter *it) {
     const ark_pool *p = it->pool;
-    if (from >= p->issued) {
-        it->elem = NULL;
-        return;
-    }
-    uint64_t w = from >> 6;
-    uint64_t bits = p->live[w] & (~(uint64_t)0 << (from & 63));
-    while (bits == 0) {
-        if (++w >= (p->issued + 63) >> 6) {
+    for (;;) {
+        while (it->bits != 0) {
+            unsigned b = ark__ctz64(it->bits);
+            it->bits &= it->bits - 1;
+            char *slot = it->base + (size_t)b * p->stride;
+            uint32_t stamp = *(const uint32_t *)(const void *)slot;
+            if (stamp != 0) {
+                it->elem = slot + p->elem_off;
+                it->handle = ark__handle_make(&p->layout, (it->word << 6) | b,
+                                              stamp - 1);
+                return;
+            }
+        }
+        uint64_t words = (p->issued + 63) >> 6;
+        uint64_t w = it->word + 1;
+        while (w < words && p->live[w] == 0) {
+            w++;
+        }
+        if (w >= words) {
             it->elem = NULL;
             return;
         }
-        bits = p->live[w];
+        uint64_t first = w << 6;
+        it->word = w;
+        it->bits = p->live[w];
+        it->base = ark__pool_slot(p, first);
     }
-    /* Bits at or beyond issued are never set. */
-    uint64_t i = (w << 6) | ark__ctz64(bits);
-    char *slot =
-        p->pages[i >> p->page_shift] + (size_t)(i & p->page_mask) * p->stride;
-    uint32_t stamp = *(const uint32_t *)(const void *)slot;
-    it->index = i;
-    it->elem = slot + p->elem_off;
-    it->handle = ark__handle_make(&p->layout, i, stamp - 1);
 }
 
 /* Return an iterator at the first live element (or at the end). */
-inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
+ARK_ALWAYS_INLINE inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
     ark_pool_iter it;
-    it.pool = p;
-    it.index = 0;
+    it.elem = NULL;
     it.handle = ARK_NULL_HANDLE;
-    ark__pool_iter_seek(&it, 0);
+    it.pool = p;
+    it.base = NULL;
+    it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.bits = 0;
+    ark__pool_iter_advance(&it);
     return it;
 }
 
 /* Return true while the iterator is at an element. */
-inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
+ARK_ALWAYS_INLINE inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
 }
 
 /* Advance to the next live element. */
-inline void ark_pool_iter_next(ark_pool_iter *it) {
-    ark__pool_iter_seek(it, it->index + 1);
+ARK_ALWAYS_INLINE inline void ark_pool_iter_next(ark_pool_iter *it) {
+    ark__pool_iter_advance(it);
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,97 @@
+/*
+ * ark/mainq.h - a main-thread task queue (seed 003, Cocos2d-x's
+ * Scheduler::performFunctionInCocosThread).
+ *
+ * Any thread posts a function and its argument; the main loop calls
+ * ark_mainq_run once per frame, which takes the queued tasks out under the
+ * lock and runs them after unlocking. So a task may post new tasks without
+ * deadlock (they wait for the next run, never the current one), and no
+ * task ever runs while the lock is held. ark_mainq_run(q, 1) is the seed's
+ * "one texture upload per frame".
+ *
+ * Invariants:
+ * - Tasks run in the order they were posted (FIFO), also across partial
+ *   runs: tasks a bounded run leaves behind go back to the front of the
+ *   queue, ahead of tasks posted while it ran.
+ * - A run never runs a task posted after it started.
+ * - Posting never loses a task: ARK_OK means it will run (or be discarded
+ *   by ark_mainq_destroy), ARK_ENOMEM means it was not queued.
+ *
+ * Cost model: post is O(1) under a mutex and allocates only when the queue
+ * outgrows every chunk it has held before (tasks live in chunks of 64 that
+ * are recycled, so a steady frame loop does not allocate). run is O(1)
+ * under the lock plus the tasks it runs.
+ *
+ * Thread-safety: post and pending from any thread. run, drain and destroy
+ * from one thread (the main thread); run and drain called from inside a
+ * task (or concurrently from two threads) return 0 and run nothing.
+ * post and run allocate and free only under the queue's mutex (create and
+ * destroy before and after the queue is shared), so the allocator need not
+ * be thread-safe if nothing else uses it.
+ */
+#ifndef ARK_MAINQ_H
+#define ARK_MAINQ_H
+
+#include "ark/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A main-thread task queue. Opaque. */
+typedef struct ark_mainq ark_mainq;
+
+/*
+ * Create an empty queue. *out is set only on success.
+ * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM (memory
+ * or the mutex could not be had).
+ */
+ARK_API ark_status ark_mainq_create(ark_mainq **out, const ark_allocator *a);
+
+/*
+ * Free the queue. Pending tasks are discarded, NOT run: running them here
+ * could touch systems the caller already shut down. To run them first,
+ * stop the producers and call ark_mainq_drain. q may be NULL.
+ * Thread-safety: no other thread may use q any more.
+ */
+ARK_API void ark_mainq_destroy(ark_mainq *q);
+
+/*
+ * Queue fn(arg) to run on the main thread. Safe from any thread, from
+ * inside a task too (the task then runs in the next run).
+ * Errors: ARK_EINVAL (fn NULL), ARK_ENOMEM (the task was not queued).
+ * Complexity: O(1); allocates one chunk every 64 tasks only while the
+ * queue is longer than it has ever been.
+ */
+ARK_API ark_status ark_mainq_post(ark_mainq *q, void (*fn)(void *arg),
+                                  void *arg);
+
+/*
+ * Run queued tasks on the calling (main) thread and return how many ran.
+ * max_tasks = 0 runs every task queued when the call started; otherwise at
+ * most max_tasks of them, oldest first, and the rest keep their place at
+ * the front of the queue. Tasks posted meanwhile (by tasks or other
+ * threads) wait for the next run. Returns 0 without running anything when
+ * called from a task or while another run is in progress.
+ */
+ARK_API size_t ark_mainq_run(ark_mainq *q, size_t max_tasks);
+
+/*
+ * Run tasks until the queue is empty, including tasks posted by the tasks
+ * themselves, and return how many ran. For shutdown: stop the producers,
+ * drain, destroy. A task that always re-posts itself makes this loop
+ * forever.
+ */
+ARK_API size_t ark_mainq_drain(ark_mainq *q);
+
+/*
+ * Return how many posted tasks have not started yet, including those of a
+ * run in progress. From another thread it is a snapshot.
+ */
+ARK_API size_t ark_mainq_pending(const ark_mainq *q);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARK_MAINQ_H */

@@ -1,0 +1,358 @@
+/*
+ * ark/ref.h - reference counting, an autorelease pool, and a vector of
+ * counted references (seed 003, Cocos2d-x's Ref/autorelease/Vector).
+ *
+ * An object that wants to be shared embeds an ark_ref as its FIRST member
+ * and gives ark_ref_init the function that frees it. ark_ref_retain adds a
+ * reference, ark_ref_release drops one and calls destroy when the last one
+ * goes. Containers that hold references follow one rule: whatever enters a
+ * container is retained, whatever leaves it (erase, pop, replace, clear,
+ * destroy, drain) is released, and reading an element returns a borrowed
+ * pointer that never changes a count.
+ *
+ * Invariants:
+ * - A live object has a count in [1, 2^32 - 2]. Release at 1 stores 0 and
+ *   calls destroy exactly once; destroy is the last thing ark touches.
+ * - Overflow and underflow are programmer errors: debug builds assert.
+ *   Release builds never wrap: a retain past 2^32 - 2 pins the count at
+ *   UINT32_MAX for good (the object leaks instead of being freed early),
+ *   and a retain or release on a count of 0 does nothing.
+ * - Counting is single-threaded by default (a relaxed load and store, no
+ *   locked instruction). An object initialised with ark_ref_init_atomic is
+ *   counted with atomic read-modify-writes by every function here,
+ *   including the containers' retains and releases, so it may be shared
+ *   across threads. ark_ref_retain_atomic / ark_ref_release_atomic count
+ *   atomically whatever the object's mode.
+ * - Containers finish changing their own state before they release
+ *   anything, so a destroy callback may use the container it is leaving.
+ *
+ * Cost model: retain/release/count are inline, O(1), no allocation. The
+ * containers are arrays: push, pop, at, replace and autorelease are
+ * amortised O(1); insert and erase move the tail; drain, clear, copy are
+ * O(n).
+ *
+ * Thread-safety: containers none. The count of an ark_ref_init_atomic
+ * object may be changed from any thread; see ark_ref_release_atomic for the
+ * memory orderings.
+ *
+ * ark_refmap (uint64 key -> ark_ref *) is built on ark_idmap and will be
+ * added at the end of this header together with that module.
+ */
+#ifndef ARK_REF_H
+#define ARK_REF_H
+
+#include "ark/core.h"
+
+#ifndef __cplusplus
+#include <assert.h>
+#include <stdatomic.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A reference count and the function that frees its object. Embed it as
+ * the first member of the object, so destroy can cast the ark_ref * back.
+ * The fields are private.
+ *
+ * The count is always an atomic object, so the plain (relaxed load then
+ * store) and atomic (compare-and-swap) operations act on the same object
+ * and neither is undefined behaviour; the plain ones are simply not
+ * indivisible, which is what single-threaded counting needs. C++ sees a
+ * plain uint32_t of the same size and alignment (checked in ref.c) and
+ * calls the out-of-line functions.
+ */
+typedef struct ark_ref {
+#ifdef __cplusplus
+    uint32_t count;
+#else
+    _Atomic uint32_t count; /* private: references held */
+#endif
+    uint32_t atomic; /* private: 1 = always count atomically */
+    void (*destroy)(struct ark_ref *r); /* private: called at zero */
+} ark_ref;
+
+/*
+ * Initialise a single-threaded reference with count 1. destroy is called
+ * once when the count drops to zero; it may be NULL (nothing is called).
+ */
+ARK_API void ark_ref_init(ark_ref *r, void (*destroy)(ark_ref *r));
+
+/*
+ * Initialise a reference with count 1 that every retain and release of
+ * this header (the containers' included) counts atomically, so the object
+ * may be retained and released from several threads at once.
+ */
+ARK_API void ark_ref_init_atomic(ark_ref *r, void (*destroy)(ark_ref *r));
+
+#ifdef __cplusplus
+/* C++ links against the out-of-line definitions documented below. */
+ARK_API ark_ref *ark_ref_retain_atomic(ark_ref *r);
+ARK_API void ark_ref_release_atomic(ark_ref *r);
+ARK_API ark_ref *ark_ref_retain(ark_ref *r);
+ARK_API void ark_ref_release(ark_ref *r);
+ARK_API uint32_t ark_ref_count(const ark_ref *r);
+#else
+
+/*
+ * Add a reference atomically and return r. Safe to call concurrently with
+ * any other atomic retain or release of r; the caller must already hold a
+ * reference. The increment is relaxed: a new reference is only ever made
+ * from an existing one, so it publishes nothing.
+ * Errors: a count of 0 (dead object) or past 2^32 - 2 asserts in debug
+ * builds; release builds leave 0 alone and pin the count at UINT32_MAX.
+ */
+inline ark_ref *ark_ref_retain_atomic(ark_ref *r) {
+    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
+    for (;;) {
+        assert(c != 0 && "retain of a destroyed ark_ref");
+        assert(c < UINT32_MAX - 1 && "ark_ref count overflow");
+        if (c == 0 || c == UINT32_MAX) {
+            return r;
+        }
+        uint32_t next = c < UINT32_MAX - 1 ? c + 1 : UINT32_MAX;
+        if (atomic_compare_exchange_weak_explicit(&r->count, &c, next,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            return r;
+        }
+    }
+}
+
+/*
+ * Drop a reference atomically; the thread that drops the last one calls
+ * destroy. Memory orderings: every decrement is a release, so each
+ * thread's writes to the object happen before its reference is given up;
+ * the decrement from 1 to 0 is also an acquire (acq_rel). It reads the
+ * value left by the previous decrement, and a chain of read-modify-writes
+ * continues every earlier release sequence, so it synchronises with ALL
+ * earlier decrements: destroy sees every write made through any reference.
+ * (An acq_rel exchange rather than a separate acquire fence, which
+ * ThreadSanitizer does not model.)
+ * Errors: a count of 0 asserts in debug builds and is ignored otherwise; a
+ * pinned UINT32_MAX count is never decremented.
+ */
+inline void ark_ref_release_atomic(ark_ref *r) {
+    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
+    for (;;) {
+        assert(c != 0 && "release of a destroyed ark_ref");
+        if (c == 0 || c == UINT32_MAX) {
+            return;
+        }
+        memory_order order =
+            c == 1 ? memory_order_acq_rel : memory_order_release;
+        if (atomic_compare_exchange_weak_explicit(&r->count, &c, c - 1, order,
+                                                  memory_order_relaxed)) {
+            break;
+        }
+    }
+    if (c == 1 && r->destroy != NULL) {
+        r->destroy(r);
+    }
+}
+
+/*
+ * Add a reference and return r (so `x->tex = ark_ref_retain(t)` reads
+ * well). Single-threaded unless r was initialised with ark_ref_init_atomic.
+ * Errors: as ark_ref_retain_atomic.
+ * Complexity: O(1), a load and a store.
+ */
+inline ark_ref *ark_ref_retain(ark_ref *r) {
+    if (r->atomic) {
+        return ark_ref_retain_atomic(r);
+    }
+    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
+    assert(c != 0 && "retain of a destroyed ark_ref");
+    assert(c < UINT32_MAX - 1 && "ark_ref count overflow");
+    if (c != 0 && c != UINT32_MAX) {
+        c = c < UINT32_MAX - 1 ? c + 1 : UINT32_MAX;
+        atomic_store_explicit(&r->count, c, memory_order_relaxed);
+    }
+    return r;
+}
+
+/*
+ * Drop a reference; at zero call destroy (exactly once). Single-threaded
+ * unless r was initialised with ark_ref_init_atomic.
+ * Errors: as ark_ref_release_atomic.
+ * Lifetime: r may be freed when this returns.
+ */
+inline void ark_ref_release(ark_ref *r) {
+    if (r->atomic) {
+        ark_ref_release_atomic(r);
+        return;
+    }
+    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
+    assert(c != 0 && "release of a destroyed ark_ref");
+    if (c == 0 || c == UINT32_MAX) {
+        return;
+    }
+    atomic_store_explicit(&r->count, c - 1, memory_order_relaxed);
+    if (c == 1 && r->destroy != NULL) {
+        r->destroy(r);
+    }
+}
+
+/*
+ * Return the current count (0 inside destroy). For an object shared across
+ * threads it is a snapshot that may be stale at once.
+ */
+inline uint32_t ark_ref_count(const ark_ref *r) {
+    /* C11 atomic loads take a non-const pointer until C17's DR 459. */
+    return atomic_load_explicit((_Atomic uint32_t *)&r->count,
+                                memory_order_relaxed);
+}
+#endif /* __cplusplus */
+
+/* ---- autorelease pool ---------------------------------------------- */
+
+/*
+ * A list of deferred releases, drained once per frame: ark_autorelease(p,
+ * r) hands the pool one reference, and ark_autorelease_drain releases each
+ * reference it holds. An object may be in the pool several times (one
+ * release per entry). Opaque.
+ */
+typedef struct ark_autorelease_pool ark_autorelease_pool;
+
+/*
+ * Create an empty pool. *out is set only on success.
+ * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
+ */
+ARK_API ark_status ark_autorelease_pool_create(ark_autorelease_pool **out,
+                                               const ark_allocator *a);
+
+/* Drain the pool (see ark_autorelease_drain), then free it. p may be
+ * NULL. */
+ARK_API void ark_autorelease_pool_destroy(ark_autorelease_pool *p);
+
+/*
+ * Hand one reference of r to the pool: it is released at the next drain.
+ * The count does not change now.
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (r not queued; its count is
+ * untouched, so the caller still owns that reference).
+ * Complexity: amortised O(1); the pool's array keeps its capacity across
+ * drains, so a steady frame loop does not allocate.
+ */
+ARK_API ark_status ark_autorelease(ark_autorelease_pool *p, ark_ref *r);
+
+/*
+ * Release every reference the pool holds, oldest first, and return how
+ * many releases were made. References added while draining (by a destroy
+ * callback) are released by the same drain; a nested drain from a destroy
+ * callback continues where the outer one is and the outer one then stops.
+ * Complexity: O(n) releases.
+ */
+ARK_API size_t ark_autorelease_drain(ark_autorelease_pool *p);
+
+/* Return how many releases the next drain would make. */
+ARK_API size_t ark_autorelease_pool_count(const ark_autorelease_pool *p);
+
+/* ---- ark_refvec ----------------------------------------------------- */
+
+/*
+ * A growable array of ark_ref pointers that owns one reference to each
+ * element (an object present twice holds two). The fields are private;
+ * they are declared here for the inline at and count.
+ */
+typedef struct ark_refvec {
+    ark_ref **items;     /* private: elements [0, len) */
+    size_t len;          /* private */
+    size_t cap;          /* private: slots allocated */
+    ark_allocator alloc; /* private: owns items (travels with it on move) */
+    ark_allocator self;  /* private: owns this struct */
+} ark_refvec;
+
+/*
+ * Create an empty vector (no allocation until the first element).
+ * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
+ */
+ARK_API ark_status ark_refvec_create(ark_refvec **out, const ark_allocator *a);
+
+/* Release every element (front to back), then free the vector. v may be
+ * NULL. */
+ARK_API void ark_refvec_destroy(ark_refvec *v);
+
+/*
+ * Append r and retain it.
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM. Unchanged on error.
+ * Complexity: amortised O(1).
+ */
+ARK_API ark_status ark_refvec_push(ark_refvec *v, ark_ref *r);
+
+/*
+ * Insert r before position i (i == count appends) and retain it.
+ * Errors: ARK_EINVAL (r NULL), ARK_ERANGE (i > count), ARK_ENOMEM.
+ * Complexity: O(count - i).
+ */
+ARK_API ark_status ark_refvec_insert(ark_refvec *v, size_t i, ark_ref *r);
+
+/*
+ * Put r at position i and release the element it replaces. r is retained
+ * before the old element is released, so replacing an element by itself
+ * never destroys it.
+ * Errors: ARK_EINVAL (r NULL), ARK_ERANGE (i >= count).
+ */
+ARK_API ark_status ark_refvec_replace(ark_refvec *v, size_t i, ark_ref *r);
+
+/*
+ * Remove the element at position i, shifting the later ones down, and
+ * release it.
+ * Errors: ARK_ERANGE (i >= count).
+ * Complexity: O(count - i).
+ */
+ARK_API ark_status ark_refvec_erase(ark_refvec *v, size_t i);
+
+/*
+ * Remove the last element and release it.
+ * Errors: ARK_ERANGE (empty).
+ */
+ARK_API ark_status ark_refvec_pop(ark_refvec *v);
+
+/* Remove and release every element (front to back); keep the capacity. */
+ARK_API void ark_refvec_clear(ark_refvec *v);
+
+/*
+ * Make room for n elements in total so that the next pushes up to n do not
+ * allocate.
+ * Errors: ARK_ENOMEM (unchanged).
+ */
+ARK_API ark_status ark_refvec_reserve(ark_refvec *v, size_t n);
+
+/*
+ * Make dst hold the elements of src, in order: every copied element is
+ * retained, then dst's old elements are released. dst == src does
+ * nothing.
+ * Errors: ARK_ENOMEM (dst unchanged, no count changed).
+ * Complexity: O(count(dst) + count(src)); allocates a new array for dst
+ * when src is not empty.
+ */
+ARK_API ark_status ark_refvec_copy(ark_refvec *dst, const ark_refvec *src);
+
+/*
+ * Move src's elements into dst without touching their counts: dst's old
+ * elements are released, src is left empty. dst takes src's array and, with
+ * it, the allocator that owns that array (as a C++ allocator that
+ * propagates on move); src keeps its allocator. dst == src does nothing.
+ * Complexity: O(count(dst)) releases; never allocates, never fails.
+ */
+ARK_API void ark_refvec_move(ark_refvec *dst, ark_refvec *src);
+
+/*
+ * Return the element at position i, borrowed (no count changes), or NULL
+ * when i >= count.
+ * Lifetime: valid while the vector (or another owner) holds a reference.
+ */
+inline ark_ref *ark_refvec_at(const ark_refvec *v, size_t i) {
+    return i < v->len ? v->items[i] : NULL;
+}
+
+/* Return the number of elements. */
+inline size_t ark_refvec_count(const ark_refvec *v) { return v->len; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARK_REF_H */

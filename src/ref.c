@@ -1,0 +1,330 @@
+/*
+ * ref.c - ark_ref's out-of-line twins, the autorelease pool and ark_refvec.
+ *
+ * Re-entrancy rule shared by both containers: every state change is
+ * complete before a release runs, because a release may call a destroy
+ * callback that uses the container again (a node that removes its
+ * children, an object that autoreleases another). Hence replace retains
+ * before it releases, and clear/copy/move/destroy detach the old array
+ * before releasing what it held.
+ */
+#include "ark/ref.h"
+
+#include "core_internal.h"
+
+#include <assert.h>
+#include <string.h>
+
+/* C++ declares the count as a plain uint32_t; the layouts must agree. */
+_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t),
+               "_Atomic uint32_t must be the size of uint32_t");
+_Static_assert(_Alignof(_Atomic uint32_t) == _Alignof(uint32_t),
+               "_Atomic uint32_t must be aligned like uint32_t");
+
+/* The one external definition of each inline function of ref.h. */
+ARK_API extern inline ark_ref *ark_ref_retain_atomic(ark_ref *r);
+ARK_API extern inline void ark_ref_release_atomic(ark_ref *r);
+ARK_API extern inline ark_ref *ark_ref_retain(ark_ref *r);
+ARK_API extern inline void ark_ref_release(ark_ref *r);
+ARK_API extern inline uint32_t ark_ref_count(const ark_ref *r);
+ARK_API extern inline ark_ref *ark_refvec_at(const ark_refvec *v, size_t i);
+ARK_API extern inline size_t ark_refvec_count(const ark_refvec *v);
+
+void ark_ref_init(ark_ref *r, void (*destroy)(ark_ref *r)) {
+    assert(r != NULL);
+    atomic_init(&r->count, 1);
+    r->atomic = 0;
+    r->destroy = destroy;
+}
+
+void ark_ref_init_atomic(ark_ref *r, void (*destroy)(ark_ref *r)) {
+    assert(r != NULL);
+    atomic_init(&r->count, 1);
+    r->atomic = 1;
+    r->destroy = destroy;
+}
+
+/* ---- a growable array of ark_ref *, shared by both containers ------- */
+
+/* Allocate an array of n pointers (n > 0), or NULL. */
+static ark_ref **refs_alloc(const ark_allocator *a, size_t n) {
+    size_t bytes;
+    if (ark__mul_overflows(n, sizeof(ark_ref *), &bytes)) {
+        return NULL;
+    }
+    return (ark_ref **)ark__alloc(a, bytes, _Alignof(ark_ref *));
+}
+
+static void refs_free(const ark_allocator *a, ark_ref **items, size_t cap) {
+    ark__free(a, items, cap * sizeof(ark_ref *));
+}
+
+/* Grow *items (holding len of *cap) to at least need slots; on failure
+ * nothing changes. */
+static ark_status refs_reserve(const ark_allocator *a, ark_ref ***items,
+                               size_t len, size_t *cap, size_t need) {
+    if (need <= *cap) {
+        return ARK_OK;
+    }
+    size_t grown = *cap < 8 ? 8 : *cap + *cap / 2;
+    if (grown < *cap || grown < need) {
+        grown = need;
+    }
+    ark_ref **fresh = refs_alloc(a, grown);
+    if (fresh == NULL) {
+        return ARK_ENOMEM;
+    }
+    if (len > 0) {
+        memcpy(fresh, *items, len * sizeof(ark_ref *));
+    }
+    refs_free(a, *items, *cap);
+    *items = fresh;
+    *cap = grown;
+    return ARK_OK;
+}
+
+/* ---- autorelease pool ------------------------------------------------ */
+
+struct ark_autorelease_pool {
+    ark_ref **items; /* entries [head, len) wait for the drain */
+    size_t head;     /* next entry the (possibly nested) drain releases */
+    size_t len;
+    size_t cap;
+    ark_allocator alloc;
+};
+
+ark_status ark_autorelease_pool_create(ark_autorelease_pool **out,
+                                       const ark_allocator *a) {
+    assert(out != NULL);
+    ark_allocator al;
+    ark_status s = ark__allocator_init(&al, a);
+    if (s != ARK_OK) {
+        return s;
+    }
+    ark_autorelease_pool *p = (ark_autorelease_pool *)ark__alloc(
+        &al, sizeof *p, _Alignof(ark_autorelease_pool));
+    if (p == NULL) {
+        return ARK_ENOMEM;
+    }
+    memset(p, 0, sizeof *p);
+    p->alloc = al;
+    *out = p;
+    return ARK_OK;
+}
+
+void ark_autorelease_pool_destroy(ark_autorelease_pool *p) {
+    if (p == NULL) {
+        return;
+    }
+    ark_autorelease_drain(p);
+    ark_allocator al = p->alloc;
+    refs_free(&al, p->items, p->cap);
+    ark__free(&al, p, sizeof *p);
+}
+
+ark_status ark_autorelease(ark_autorelease_pool *p, ark_ref *r) {
+    assert(p != NULL);
+    if (r == NULL) {
+        return ARK_EINVAL;
+    }
+    ark_status s =
+        refs_reserve(&p->alloc, &p->items, p->len, &p->cap, p->len + 1);
+    if (s != ARK_OK) {
+        return s;
+    }
+    p->items[p->len++] = r;
+    return ARK_OK;
+}
+
+size_t ark_autorelease_drain(ark_autorelease_pool *p) {
+    assert(p != NULL);
+    size_t made = 0;
+    /* Re-read items and len every step: a destroy callback may append
+     * (and so reallocate) or run a nested drain that advances head. */
+    while (p->head < p->len) {
+        ark_ref *r = p->items[p->head++];
+        made++;
+        ark_ref_release(r);
+    }
+    p->head = 0;
+    p->len = 0;
+    return made;
+}
+
+size_t ark_autorelease_pool_count(const ark_autorelease_pool *p) {
+    assert(p != NULL);
+    return p->len - p->head;
+}
+
+/* ---- ark_refvec ------------------------------------------------------ */
+
+ark_status ark_refvec_create(ark_refvec **out, const ark_allocator *a) {
+    assert(out != NULL);
+    ark_allocator al;
+    ark_status s = ark__allocator_init(&al, a);
+    if (s != ARK_OK) {
+        return s;
+    }
+    ark_refvec *v = (ark_refvec *)ark__alloc(&al, sizeof *v, 0);
+    if (v == NULL) {
+        return ARK_ENOMEM;
+    }
+    v->items = NULL;
+    v->len = 0;
+    v->cap = 0;
+    v->alloc = al;
+    v->self = al;
+    *out = v;
+    return ARK_OK;
+}
+
+/* Release items[0, len) front to back, then free the array through a. */
+static void release_array(const ark_allocator *a, ark_ref **items, size_t len,
+                          size_t cap) {
+    for (size_t i = 0; i < len; i++) {
+        ark_ref_release(items[i]);
+    }
+    refs_free(a, items, cap);
+}
+
+void ark_refvec_destroy(ark_refvec *v) {
+    if (v == NULL) {
+        return;
+    }
+    /* A destroy callback may refill the vector; release until empty. */
+    while (v->len > 0) {
+        ark_refvec_clear(v);
+    }
+    refs_free(&v->alloc, v->items, v->cap);
+    ark_allocator self = v->self;
+    ark__free(&self, v, sizeof *v);
+}
+
+ark_status ark_refvec_reserve(ark_refvec *v, size_t n) {
+    assert(v != NULL);
+    return refs_reserve(&v->alloc, &v->items, v->len, &v->cap, n);
+}
+
+ark_status ark_refvec_push(ark_refvec *v, ark_ref *r) {
+    return ark_refvec_insert(v, ark_refvec_count(v), r);
+}
+
+ark_status ark_refvec_insert(ark_refvec *v, size_t i, ark_ref *r) {
+    assert(v != NULL);
+    if (r == NULL) {
+        return ARK_EINVAL;
+    }
+    if (i > v->len) {
+        return ARK_ERANGE;
+    }
+    ark_status s =
+        refs_reserve(&v->alloc, &v->items, v->len, &v->cap, v->len + 1);
+    if (s != ARK_OK) {
+        return s;
+    }
+    memmove(v->items + i + 1, v->items + i, (v->len - i) * sizeof(ark_ref *));
+    v->items[i] = ark_ref_retain(r);
+    v->len++;
+    return ARK_OK;
+}
+
+ark_status ark_refvec_replace(ark_refvec *v, size_t i, ark_ref *r) {
+    assert(v != NULL);
+    if (r == NULL) {
+        return ARK_EINVAL;
+    }
+    if (i >= v->len) {
+        return ARK_ERANGE;
+    }
+    ark_ref *old = v->items[i];
+    v->items[i] = ark_ref_retain(r);
+    ark_ref_release(old);
+    return ARK_OK;
+}
+
+ark_status ark_refvec_erase(ark_refvec *v, size_t i) {
+    assert(v != NULL);
+    if (i >= v->len) {
+        return ARK_ERANGE;
+    }
+    ark_ref *old = v->items[i];
+    memmove(v->items + i, v->items + i + 1,
+            (v->len - i - 1) * sizeof(ark_ref *));
+    v->len--;
+    ark_ref_release(old);
+    return ARK_OK;
+}
+
+ark_status ark_refvec_pop(ark_refvec *v) {
+    assert(v != NULL);
+    if (v->len == 0) {
+        return ARK_ERANGE;
+    }
+    return ark_refvec_erase(v, v->len - 1);
+}
+
+void ark_refvec_clear(ark_refvec *v) {
+    assert(v != NULL);
+    ark_ref **items = v->items;
+    size_t len = v->len, cap = v->cap;
+    if (len == 0) {
+        return;
+    }
+    /* Detach, release, then give the array back if no destroy callback
+     * refilled the vector meanwhile. */
+    v->items = NULL;
+    v->len = 0;
+    v->cap = 0;
+    for (size_t i = 0; i < len; i++) {
+        ark_ref_release(items[i]);
+    }
+    if (v->items == NULL) {
+        v->items = items;
+        v->cap = cap;
+    } else {
+        refs_free(&v->alloc, items, cap);
+    }
+}
+
+ark_status ark_refvec_copy(ark_refvec *dst, const ark_refvec *src) {
+    assert(dst != NULL && src != NULL);
+    if (dst == src) {
+        return ARK_OK;
+    }
+    if (src->len == 0) {
+        ark_refvec_clear(dst);
+        return ARK_OK;
+    }
+    ark_ref **fresh = refs_alloc(&dst->alloc, src->len);
+    if (fresh == NULL) {
+        return ARK_ENOMEM;
+    }
+    for (size_t i = 0; i < src->len; i++) {
+        fresh[i] = ark_ref_retain(src->items[i]);
+    }
+    ark_ref **old = dst->items;
+    size_t old_len = dst->len, old_cap = dst->cap;
+    dst->items = fresh;
+    dst->len = src->len;
+    dst->cap = src->len;
+    release_array(&dst->alloc, old, old_len, old_cap);
+    return ARK_OK;
+}
+
+void ark_refvec_move(ark_refvec *dst, ark_refvec *src) {
+    assert(dst != NULL && src != NULL);
+    if (dst == src) {
+        return;
+    }
+    ark_allocator old_alloc = dst->alloc;
+    ark_ref **old = dst->items;
+    size_t old_len = dst->len, old_cap = dst->cap;
+    dst->items = src->items;
+    dst->len = src->len;
+    dst->cap = src->cap;
+    dst->alloc = src->alloc;
+    src->items = NULL;
+    src->len = 0;
+    src->cap = 0;
+    release_array(&old_alloc, old, old_len, old_cap);
+}

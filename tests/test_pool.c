@@ -1,0 +1,865 @@
+/*
+ * test_pool.c - ark_pool: every function and status, a model test, forged
+ * handles, generation retirement and allocation-failure injection.
+ */
+#include "ark/ark.h"
+#include "harness.h"
+#include "pool_internal.h"
+
+#include <stdlib.h>
+
+typedef struct item {
+    uint64_t value;
+    uint64_t salt;
+} item;
+
+static ark_pool *make_pool(const ark_pool_config *cfg) {
+    ark_pool *p = NULL;
+    if (ark_pool_create(&p, cfg) != ARK_OK) {
+        return NULL;
+    }
+    return p;
+}
+
+/* Count on_remove calls per element value (values are small ids). */
+typedef struct hook_log {
+    uint32_t calls[4096];
+    uint64_t total;
+} hook_log;
+
+static void log_remove(void *elem, void *user) {
+    hook_log *log = user;
+    const item *it = elem;
+    log->total++;
+    if (it->value < 4096) {
+        log->calls[it->value]++;
+    }
+}
+
+TEST(create_rejects_bad_configs) {
+    ark_pool *p = (ark_pool *)(uintptr_t)1;
+    ark_pool_config cfg = {.elem_size = 0};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    CHECK(p == (ark_pool *)(uintptr_t)1); /* *out untouched on failure */
+    cfg = (ark_pool_config){.elem_size = 8, .elem_align = 3};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    cfg = (ark_pool_config){.elem_size = 8, .index_bits = 33};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    cfg = (ark_pool_config){.elem_size = 8, .gen_bits = 40};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    cfg = (ark_pool_config){.elem_size = 8, .tag_bits = 1};
+    /* 32 + 32 + 1 bits do not fit in 64 */
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    cfg = (ark_pool_config){.elem_size = 8,
+                            .index_bits = 20,
+                            .gen_bits = 12,
+                            .tag_bits = 4,
+                            .tag = 16};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL); /* tag too wide */
+    ark_allocator half = {.alloc = NULL, .free = NULL, .ctx = NULL};
+    cfg = (ark_pool_config){.elem_size = 8, .allocator = &half};
+    CHECK_STATUS(ark_pool_create(&p, &cfg), ARK_EINVAL);
+    cfg = (ark_pool_config){.elem_size = 8};
+    CHECK_OK(ark_pool_create(&p, &cfg));
+    CHECK_EQ(ark_pool_count(p), 0);
+    ark_pool_destroy(p);
+    ark_pool_destroy(NULL);
+}
+
+TEST(insert_get_remove_roundtrip) {
+    ark_pool_config cfg = {.elem_size = sizeof(item), .elem_align = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h[100];
+    for (uint64_t i = 0; i < 100; i++) {
+        item it = {i, ~i};
+        CHECK_OK(ark_pool_insert(p, &it, &h[i]));
+        CHECK(h[i] != ARK_NULL_HANDLE);
+    }
+    CHECK_EQ(ark_pool_count(p), 100);
+    for (uint64_t i = 0; i < 100; i++) {
+        item *it = ark_pool_get(p, h[i]);
+        CHECK(it != NULL);
+        CHECK_EQ(it->value, i);
+        CHECK_EQ(it->salt, ~i);
+        CHECK_EQ((uintptr_t)it % 8, 0);
+        CHECK_OK(ark_pool_check(p, h[i]));
+        CHECK_EQ(ark_pool_handle_of(p, it), h[i]);
+    }
+    CHECK_OK(ark_pool_remove(p, h[7]));
+    CHECK(ark_pool_get(p, h[7]) == NULL);
+    CHECK_STATUS(ark_pool_check(p, h[7]), ARK_ESTALE);
+    CHECK_STATUS(ark_pool_remove(p, h[7]), ARK_ESTALE);
+    CHECK_EQ(ark_pool_count(p), 99);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+TEST(alloc_returns_zeroed_aligned_slots) {
+    ark_pool_config cfg = {.elem_size = 24, .elem_align = 32};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h, h2;
+    unsigned char *e = ark_pool_alloc(p, &h);
+    CHECK(e != NULL);
+    CHECK_EQ((uintptr_t)e % 32, 0);
+    for (int i = 0; i < 24; i++) {
+        CHECK_EQ(e[i], 0);
+    }
+    memset(e, 0xab, 24);
+    /* Recycle the slot (after the reuse delay) and check it is zeroed. */
+    CHECK_OK(ark_pool_remove(p, h));
+    for (int i = 0; i < 2 * ARK_POOL_REUSE_DELAY; i++) {
+        unsigned char *f = ark_pool_alloc(p, &h2);
+        CHECK(f != NULL);
+        for (int k = 0; k < 24; k++) {
+            CHECK_EQ(f[k], 0);
+        }
+        CHECK_EQ((uintptr_t)f % 32, 0);
+        memset(f, 0xcd, 24);
+        CHECK_OK(ark_pool_remove(p, h2));
+    }
+    CHECK(ark_pool_alloc(p, NULL) != NULL); /* out may be NULL */
+    CHECK_EQ(ark_pool_count(p), 1);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+TEST(check_reports_every_status) {
+    ark_pool_config cfg = {.elem_size = 4,
+                           .index_bits = 16,
+                           .gen_bits = 8,
+                           .tag_bits = 8,
+                           .tag = 0x5a};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    CHECK_STATUS(ark_pool_check(p, ARK_NULL_HANDLE), ARK_ENULL);
+    CHECK_STATUS(ark_pool_check(p, 1), ARK_EFOREIGN); /* tag 0 */
+    uint32_t v = 7;
+    ark_handle h;
+    CHECK_OK(ark_pool_insert(p, &v, &h));
+    CHECK_EQ(h >> 24, 0x5a); /* tag sits above index and generation */
+    CHECK_OK(ark_pool_check(p, h));
+    /* Another pool's tag, and stray bits above the tag. */
+    CHECK_STATUS(ark_pool_check(p, h ^ ((uint64_t)1 << 24)), ARK_EFOREIGN);
+    CHECK_STATUS(ark_pool_check(p, h | ((uint64_t)1 << 40)), ARK_EFOREIGN);
+    CHECK(ark_pool_get(p, h | ((uint64_t)1 << 40)) == NULL);
+    /* Index 0 and indices never issued. */
+    CHECK_STATUS(ark_pool_check(p, h & ~(uint64_t)0xffff), ARK_ERANGE);
+    CHECK_STATUS(ark_pool_check(p, (h & ~(uint64_t)0xffff) | 0xfff),
+                 ARK_ERANGE);
+    CHECK(ark_pool_get(p, (h & ~(uint64_t)0xffff) | 0xfff) == NULL);
+    /* Wrong generation of a live slot. */
+    CHECK_STATUS(ark_pool_check(p, h + ((uint64_t)1 << 16)), ARK_ESTALE);
+    CHECK_STATUS(ark_pool_remove(p, h + ((uint64_t)1 << 16)), ARK_ESTALE);
+    CHECK_STATUS(ark_pool_remove(p, 0), ARK_ENULL);
+    CHECK_STATUS(ark_pool_remove_later(p, 0), ARK_ENULL);
+    CHECK_STATUS(ark_pool_remove_later(p, 1), ARK_EFOREIGN);
+    CHECK_EQ(ark_pool_count(p), 1);
+    CHECK_OK(ark_pool_remove(p, h));
+    CHECK_STATUS(ark_pool_check(p, h), ARK_ESTALE);
+    ark_pool_destroy(p);
+}
+
+TEST(handles_fit_32_bits_with_20_12_layout) {
+    ark_pool_config cfg = {.elem_size = 4, .index_bits = 20, .gen_bits = 12};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    uint64_t state = harness_seed();
+    ark_handle live[512];
+    size_t nlive = 0;
+    for (int i = 0; i < 200000; i++) {
+        if (nlive < 512 && (nlive == 0 || harness_below(&state, 2) == 0)) {
+            uint32_t v = (uint32_t)i;
+            CHECK_OK(ark_pool_insert(p, &v, &live[nlive]));
+            CHECK(live[nlive] <= UINT32_MAX);
+            CHECK(live[nlive] != 0);
+            nlive++;
+        } else {
+            size_t k = harness_below(&state, nlive);
+            CHECK_OK(ark_pool_remove(p, live[k]));
+            live[k] = live[--nlive];
+        }
+    }
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+/* Every handle ever issued, to prove none is issued twice. */
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+TEST(generations_retire_and_pool_fills) {
+    /* 3 index bits: slots 1..7; 2 gen bits: 4 uses per slot. */
+    ark_pool_config cfg = {.elem_size = 8, .index_bits = 3, .gen_bits = 2};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    uint64_t issued[64];
+    size_t n = 0;
+    ark_status s;
+    ark_handle h;
+    uint64_t v = 1;
+    while ((s = ark_pool_insert(p, &v, &h)) == ARK_OK) {
+        CHECK(n < 64);
+        issued[n++] = h;
+        CHECK_OK(ark_pool_remove(p, h));
+        CHECK_OK(ark__pool_validate(p));
+    }
+    CHECK_STATUS(s, ARK_EFULL);
+    CHECK_EQ(n, 7 * 4); /* every slot used for all 4 generations */
+    CHECK_EQ(ark__pool_retired(p), 7);
+    qsort(issued, n, sizeof issued[0], cmp_u64);
+    for (size_t i = 1; i < n; i++) {
+        CHECK(issued[i] != issued[i - 1]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        CHECK(ark_pool_get(p, issued[i]) == NULL);
+        CHECK(issued[i] < 32); /* 3 + 2 bits */
+    }
+    CHECK_STATUS(ark_pool_reserve(p, 1), ARK_EFULL);
+    ark_pool_destroy(p);
+}
+
+TEST(efull_when_every_index_is_live) {
+    ark_pool_config cfg = {.elem_size = 8, .index_bits = 4};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h[15];
+    for (int i = 0; i < 15; i++) {
+        CHECK(ark_pool_alloc(p, &h[i]) != NULL);
+    }
+    ark_handle extra = 42;
+    uint64_t v = 0;
+    CHECK_STATUS(ark_pool_insert(p, &v, &extra), ARK_EFULL);
+    CHECK_EQ(extra, 42); /* untouched on failure */
+    CHECK(ark_pool_alloc(p, NULL) == NULL);
+    CHECK_EQ(ark_pool_count(p), 15);
+    CHECK_STATUS(ark_pool_reserve(p, 16), ARK_EFULL);
+    CHECK_OK(ark_pool_reserve(p, 15));
+    /* A slot freed while full is reused at once: no fresh slot is left. */
+    CHECK_OK(ark_pool_remove(p, h[3]));
+    ark_handle again;
+    CHECK_OK(ark_pool_insert(p, &v, &again));
+    CHECK_EQ(again & 15, h[3] & 15);
+    CHECK(again != h[3]);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+TEST(full_32_bit_generations_never_wrap_to_free) {
+    /* With 32 generation bits, generation 2^32 - 1 is never issued: its
+     * stamp would be 0. A forged handle carrying it must be rejected. */
+    ark_pool_config cfg = {.elem_size = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h;
+    CHECK(ark_pool_alloc(p, &h) != NULL);
+    CHECK_OK(ark_pool_remove(p, h));
+    /* Slot 1 is free now: its stamp is 0. */
+    ark_handle forged = 1 | ((uint64_t)UINT32_MAX << 32);
+    CHECK(ark_pool_get(p, forged) == NULL);
+    CHECK_STATUS(ark_pool_check(p, forged), ARK_ESTALE);
+    /* Slot 0 has stamp 0 forever. */
+    CHECK(ark_pool_get(p, (uint64_t)UINT32_MAX << 32) == NULL);
+    ark_pool_destroy(p);
+}
+
+TEST(freed_slot_is_not_reused_at_once) {
+    ark_pool_config cfg = {.elem_size = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle a, b;
+    CHECK(ark_pool_alloc(p, &a) != NULL);
+    CHECK_OK(ark_pool_remove(p, a));
+    CHECK(ark_pool_alloc(p, &b) != NULL);
+    CHECK((b & UINT32_MAX) != (a & UINT32_MAX));
+    /* Once the queue holds ARK_POOL_REUSE_DELAY slots the oldest comes
+     * back first (FIFO). */
+    ark_handle h[ARK_POOL_REUSE_DELAY];
+    for (int i = 0; i < ARK_POOL_REUSE_DELAY; i++) {
+        CHECK(ark_pool_alloc(p, &h[i]) != NULL);
+    }
+    for (int i = 0; i < ARK_POOL_REUSE_DELAY; i++) {
+        CHECK_OK(ark_pool_remove(p, h[i]));
+    }
+    ark_handle c;
+    CHECK(ark_pool_alloc(p, &c) != NULL);
+    CHECK_EQ(c & UINT32_MAX, a & UINT32_MAX); /* the oldest free slot */
+    CHECK_EQ(c >> 32, 1);                     /* its next generation */
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+TEST(addresses_are_stable_across_growth) {
+    ark_pool_config cfg = {.elem_size = sizeof(item), .elem_align = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle first;
+    item *e = ark_pool_alloc(p, &first);
+    CHECK(e != NULL);
+    e->value = 99;
+    for (int i = 0; i < 300000; i++) {
+        CHECK(ark_pool_alloc(p, NULL) != NULL);
+    }
+    CHECK(ark_pool_get(p, first) == e);
+    CHECK_EQ(e->value, 99);
+    ark_pool_destroy(p);
+}
+
+TEST(remove_later_keeps_memory_until_flush) {
+    hook_log *log = calloc(1, sizeof *log);
+    CHECK(log != NULL);
+    ark_pool_config cfg = {.elem_size = sizeof(item),
+                           .elem_align = 8,
+                           .on_remove = log_remove,
+                           .user = log};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h[10];
+    item *e[10];
+    for (uint64_t i = 0; i < 10; i++) {
+        item it = {i, 1000 + i};
+        CHECK_OK(ark_pool_insert(p, &it, &h[i]));
+        e[i] = ark_pool_get(p, h[i]);
+    }
+    CHECK_OK(ark_pool_remove_later(p, h[2]));
+    CHECK_OK(ark_pool_remove_later(p, h[5]));
+    CHECK_STATUS(ark_pool_remove_later(p, h[5]), ARK_ESTALE);
+    CHECK_STATUS(ark_pool_remove(p, h[5]), ARK_ESTALE);
+    CHECK(ark_pool_get(p, h[2]) == NULL);
+    CHECK_STATUS(ark_pool_check(p, h[2]), ARK_ESTALE);
+    CHECK_EQ(ark_pool_count(p), 8);
+    CHECK_EQ(log->total, 0);
+    /* Still readable and not handed out again before the flush. */
+    for (int i = 0; i < 3 * ARK_POOL_REUSE_DELAY; i++) {
+        CHECK(ark_pool_alloc(p, NULL) != NULL);
+    }
+    CHECK_EQ(e[2]->salt, 1002);
+    CHECK_EQ(e[5]->salt, 1005);
+    size_t seen = 0;
+    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+         ark_pool_iter_next(&it)) {
+        CHECK(it.handle != h[2] && it.handle != h[5]);
+        seen++;
+    }
+    CHECK_EQ(seen, ark_pool_count(p));
+    CHECK_OK(ark__pool_validate(p));
+    CHECK_EQ(ark_pool_flush(p), 2);
+    CHECK_EQ(log->total, 2);
+    CHECK_EQ(log->calls[2], 1);
+    CHECK_EQ(log->calls[5], 1);
+    CHECK_EQ(ark_pool_flush(p), 0);
+    CHECK_EQ(log->total, 2);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p); /* no hooks */
+    CHECK_EQ(log->total, 2);
+    free(log);
+}
+
+TEST(clear_runs_hooks_once_and_stales_handles) {
+    hook_log *log = calloc(1, sizeof *log);
+    CHECK(log != NULL);
+    ark_pool_config cfg = {.elem_size = sizeof(item),
+                           .elem_align = 8,
+                           .on_remove = log_remove,
+                           .user = log};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h[200];
+    for (uint64_t i = 0; i < 200; i++) {
+        item it = {i, 0};
+        CHECK_OK(ark_pool_insert(p, &it, &h[i]));
+    }
+    CHECK_OK(ark_pool_remove(p, h[0]));
+    CHECK_OK(ark_pool_remove_later(p, h[1]));
+    ark_pool_clear(p, true);
+    CHECK_EQ(ark_pool_count(p), 0);
+    CHECK_EQ(log->total, 200);
+    for (int i = 0; i < 200; i++) {
+        CHECK_EQ(log->calls[i], 1);
+        CHECK(ark_pool_get(p, h[i]) == NULL);
+    }
+    ark_pool_iter it = ark_pool_iter_begin(p);
+    CHECK(!ark_pool_iter_valid(&it));
+    CHECK_OK(ark__pool_validate(p));
+    /* clear(false) runs nothing. */
+    for (uint64_t i = 0; i < 50; i++) {
+        item x = {i, 0};
+        CHECK_OK(ark_pool_insert(p, &x, &h[i]));
+    }
+    CHECK_OK(ark_pool_remove_later(p, h[3]));
+    ark_pool_clear(p, false);
+    CHECK_EQ(log->total, 200);
+    CHECK_EQ(ark_pool_flush(p), 0);
+    CHECK_EQ(ark_pool_count(p), 0);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+    free(log);
+}
+
+TEST(handle_of_rejects_foreign_addresses) {
+    ark_pool_config cfg = {.elem_size = sizeof(item), .elem_align = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    CHECK_EQ(ark_pool_handle_of(p, &cfg), ARK_NULL_HANDLE); /* no pages */
+    ark_handle h[3000];
+    for (int i = 0; i < 3000; i++) {
+        CHECK(ark_pool_alloc(p, &h[i]) != NULL);
+    }
+    for (int i = 0; i < 3000; i += 7) {
+        char *e = ark_pool_get(p, h[i]);
+        CHECK_EQ(ark_pool_handle_of(p, e), h[i]);
+        CHECK_EQ(ark_pool_handle_of(p, e + 1), ARK_NULL_HANDLE);
+        CHECK_EQ(ark_pool_handle_of(p, e - 4), ARK_NULL_HANDLE); /* stamp */
+    }
+    item local;
+    CHECK_EQ(ark_pool_handle_of(p, &local), ARK_NULL_HANDLE);
+    char *e = ark_pool_get(p, h[10]);
+    CHECK_OK(ark_pool_remove(p, h[10]));
+    CHECK_EQ(ark_pool_handle_of(p, e), ARK_NULL_HANDLE);
+    ark_pool_destroy(p);
+}
+
+typedef struct each_ctx {
+    ark_pool *p;
+    ark_handle *h;
+    size_t visits;
+    size_t stop_after;
+    uint64_t sum;
+} each_ctx;
+
+static bool each_remove_next_odd(void *elem, ark_handle h, void *ud) {
+    each_ctx *c = ud;
+    item *it = elem;
+    (void)h;
+    c->visits++;
+    c->sum += it->value;
+    /* Remove the element two ahead (not yet visited) and, now and then,
+     * the current one. */
+    if (it->value + 2 < 1000) {
+        ark_pool_remove(c->p, c->h[it->value + 2]);
+    }
+    if (it->value % 3 == 0) {
+        ark_pool_remove_later(c->p, c->h[it->value]);
+    }
+    return c->visits < c->stop_after;
+}
+
+TEST(each_and_iterator_survive_removal) {
+    ark_pool_config cfg = {.elem_size = sizeof(item), .elem_align = 8};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    ark_handle h[1000];
+    for (uint64_t i = 0; i < 1000; i++) {
+        item it = {i, 0};
+        CHECK_OK(ark_pool_insert(p, &it, &h[i]));
+    }
+    each_ctx c = {p, h, 0, (size_t)-1, 0};
+    ark_pool_each(p, each_remove_next_odd, &c);
+    /* Visits 0, 1, then 4, 5, 8, 9, ...: each visit removes value + 2. */
+    CHECK_EQ(c.visits, 500);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_flush(p);
+    /* Early stop. */
+    each_ctx c2 = {p, h, 0, 10, 0};
+    ark_pool_each(p, each_remove_next_odd, &c2);
+    CHECK_EQ(c2.visits, 10);
+    /* The inline iterator with removal of the current element. */
+    size_t n = 0;
+    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+         ark_pool_iter_next(&it)) {
+        CHECK(ark_pool_get(p, it.handle) == it.elem);
+        CHECK_OK(ark_pool_remove(p, it.handle));
+        n++;
+    }
+    CHECK(n > 0);
+    CHECK_EQ(ark_pool_count(p), 0);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
+TEST(iteration_skips_sparse_holes) {
+    ark_pool_config cfg = {.elem_size = 4, .elem_align = 4};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    enum { N = 100000 };
+    ark_handle *h = malloc(N * sizeof *h);
+    CHECK(h != NULL);
+    for (uint32_t i = 0; i < N; i++) {
+        CHECK_OK(ark_pool_insert(p, &i, &h[i]));
+    }
+    /* Keep one element in 997. */
+    uint64_t want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        if (i % 997 != 0) {
+            CHECK_OK(ark_pool_remove(p, h[i]));
+        } else {
+            want += i;
+        }
+    }
+    uint64_t sum = 0;
+    size_t n = 0;
+    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+         ark_pool_iter_next(&it)) {
+        sum += *(uint32_t *)it.elem;
+        n++;
+    }
+    CHECK_EQ(n, ark_pool_count(p));
+    CHECK_EQ(sum, want);
+    free(h);
+    ark_pool_destroy(p);
+}
+
+TEST(reserve_then_insert_allocates_nothing) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_pool_config cfg = {.elem_size = 16, .allocator = &t.base};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    CHECK_OK(ark_pool_reserve(p, 0));
+    CHECK_OK(ark_pool_reserve(p, 50000));
+    uint64_t allocs = t.allocs;
+    ark_handle h[1000];
+    for (int i = 0; i < 50000; i++) {
+        CHECK(ark_pool_alloc(p, i < 1000 ? &h[i] : NULL) != NULL);
+    }
+    CHECK_EQ(t.allocs, allocs);
+    /* Free slots count toward a reservation. */
+    for (int i = 0; i < 1000; i++) {
+        CHECK_OK(ark_pool_remove(p, h[i]));
+    }
+    CHECK_OK(ark_pool_reserve(p, 50000));
+    CHECK_EQ(t.allocs, allocs);
+    /* The index space caps a reservation, and EFULL reserves nothing. */
+    ark_pool_config small = {
+        .elem_size = 16, .index_bits = 8, .allocator = &t.base};
+    ark_pool *q = make_pool(&small);
+    CHECK(q != NULL);
+    uint64_t before = t.allocs;
+    CHECK_STATUS(ark_pool_reserve(q, 256), ARK_EFULL);
+    CHECK_EQ(t.allocs, before);
+    CHECK_OK(ark_pool_reserve(q, 255));
+    for (int i = 0; i < 255; i++) {
+        CHECK(ark_pool_alloc(q, NULL) != NULL);
+    }
+    CHECK(ark_pool_alloc(q, NULL) == NULL);
+    ark_pool_destroy(q);
+    ark_pool_destroy(p);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+}
+
+/* The model: every handle ever issued with the value it was given and
+ * whether it is live. */
+typedef struct model_entry {
+    ark_handle h;
+    uint64_t value;
+    int state; /* 0 live, 1 pending, 2 removed */
+} model_entry;
+
+TEST(randomized_against_model) {
+    hook_log *log = calloc(1, sizeof *log);
+    CHECK(log != NULL);
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_pool_config cfg = {.elem_size = sizeof(item),
+                           .elem_align = 8,
+                           .index_bits = 14,
+                           .gen_bits = 10,
+                           .tag_bits = 3,
+                           .tag = 5,
+                           .allocator = &t.base,
+                           .on_remove = log_remove,
+                           .user = log};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    enum { CAP = 1 << 14 };
+    const uint64_t OPS = harness_scaled(1200000);
+    model_entry *live = malloc(CAP * sizeof *live); /* live + pending */
+    ark_handle *dead = malloc(CAP * sizeof *dead);  /* recent stale ones */
+    CHECK(live != NULL && dead != NULL);
+    size_t nlive = 0, ndead = 0, npending = 0, ndead_total = 0;
+    uint64_t state = harness_seed();
+    uint64_t expect_hooks = 0;
+    for (uint64_t op = 0; op < OPS; op++) {
+        uint64_t r = harness_below(&state, 100);
+        /* Bias toward ~3000 elements so the pool cycles through pages. */
+        bool grow = nlive < 3000;
+        if (r < (grow ? 45u : 30u)) {
+            item it = {harness_rand(&state), op};
+            ark_handle h;
+            ark_status s = ark_pool_insert(p, &it, &h);
+            if (s == ARK_EFULL) {
+                continue; /* every index retired or in use */
+            }
+            CHECK_OK(s);
+            CHECK(nlive < CAP);
+            live[nlive++] = (model_entry){h, it.value, 0};
+        } else if (r < 60 && nlive > 0) {
+            size_t k = harness_below(&state, nlive);
+            if (live[k].state != 0) {
+                CHECK_STATUS(ark_pool_remove(p, live[k].h), ARK_ESTALE);
+                continue;
+            }
+            CHECK_OK(ark_pool_remove(p, live[k].h));
+            expect_hooks++;
+            dead[(ndead_total++) % CAP] = live[k].h;
+            ndead = ndead_total < CAP ? ndead_total : CAP;
+            live[k] = live[--nlive];
+        } else if (r < 70 && nlive > 0) {
+            size_t k = harness_below(&state, nlive);
+            if (live[k].state == 0) {
+                CHECK_OK(ark_pool_remove_later(p, live[k].h));
+                live[k].state = 1;
+                npending++;
+                expect_hooks++;
+            }
+        } else if (r < 72) {
+            CHECK_EQ(ark_pool_flush(p), npending);
+            size_t j = 0;
+            for (size_t i = 0; i < nlive; i++) {
+                if (live[i].state == 1) {
+                    dead[(ndead_total++) % CAP] = live[i].h;
+                    continue;
+                }
+                live[j++] = live[i];
+            }
+            nlive = j;
+            npending = 0;
+            ndead = ndead_total < CAP ? ndead_total : CAP;
+        } else if (r < 90 && nlive > 0) {
+            model_entry *m = &live[harness_below(&state, nlive)];
+            item *it = ark_pool_get(p, m->h);
+            if (m->state == 0) {
+                CHECK(it != NULL);
+                CHECK_EQ(it->value, m->value);
+                CHECK_EQ(ark_pool_handle_of(p, it), m->h);
+            } else {
+                CHECK(it == NULL);
+                CHECK_STATUS(ark_pool_check(p, m->h), ARK_ESTALE);
+            }
+        } else if (r < 99 && ndead > 0) {
+            ark_handle h = dead[harness_below(&state, ndead)];
+            CHECK(ark_pool_get(p, h) == NULL);
+            CHECK_STATUS(ark_pool_check(p, h), ARK_ESTALE);
+        } else if (r == 99 && op % 7 == 0) {
+            /* Walk everything: the set of visited handles is the model's
+             * live set. */
+            uint64_t sum = 0, want = 0;
+            size_t n = 0, nwant = 0;
+            for (ark_pool_iter it = ark_pool_iter_begin(p);
+                 ark_pool_iter_valid(&it); ark_pool_iter_next(&it)) {
+                sum += ((item *)it.elem)->value ^ it.handle;
+                n++;
+            }
+            for (size_t i = 0; i < nlive; i++) {
+                if (live[i].state == 0) {
+                    want += live[i].value ^ live[i].h;
+                    nwant++;
+                }
+            }
+            CHECK_EQ(n, nwant);
+            CHECK_EQ(sum, want);
+            CHECK_EQ(ark_pool_count(p), nwant);
+            CHECK_OK(ark__pool_validate(p));
+        }
+    }
+    CHECK_EQ(ark_pool_count(p), nlive - npending);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_clear(p, true);
+    CHECK_EQ(log->total, expect_hooks + (nlive - npending));
+    ark_pool_destroy(p);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+    free(live);
+    free(dead);
+    free(log);
+}
+
+/* Forged handles: random 64-bit values, random values inside the layout,
+ * and single-bit flips of live and stale handles. Each is accepted only if
+ * it equals a live handle. */
+TEST(forged_handles_are_rejected) {
+    ark_pool_config cfg = {
+        .elem_size = 16, .elem_align = 8, .index_bits = 20, .gen_bits = 12};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    enum { N = 1 << 16 };
+    ark_handle *h = malloc(N * sizeof *h);
+    CHECK(h != NULL);
+    for (int i = 0; i < N; i++) {
+        CHECK(ark_pool_alloc(p, &h[i]) != NULL);
+    }
+    /* Half of them stale. */
+    for (int i = 0; i < N; i += 2) {
+        CHECK_OK(ark_pool_remove(p, h[i]));
+    }
+    uint64_t state = harness_seed();
+    uint64_t accepted = 0;
+    const uint64_t tries = harness_scaled(24000000);
+    for (uint64_t k = 0; k < tries; k++) {
+        ark_handle f;
+        switch (k & 3) {
+        case 0:
+            f = harness_rand(&state);
+            break;
+        case 1: /* plausible: small index, any generation, 32 bits */
+            f = harness_rand(&state) & 0xffffffffu;
+            f = (f & ~(uint64_t)0xfffff) | (f & 0x1ffff);
+            break;
+        default: {
+            uint64_t r = harness_rand(&state);
+            f = h[r % N] ^ ((uint64_t)1 << ((r >> 32) % 64));
+            break;
+        }
+        }
+        void *e = ark_pool_get(p, f);
+        if (e != NULL) {
+            /* Only a live handle may pass: it must be one we hold. */
+            uint64_t idx = f & 0xfffff;
+            CHECK(idx >= 1 && idx <= N);
+            CHECK_EQ(f, h[idx - 1]);
+            CHECK((idx - 1) % 2 == 1);
+            CHECK_OK(ark_pool_check(p, f));
+            accepted++;
+        } else {
+            CHECK(ark_pool_check(p, f) != ARK_OK);
+        }
+    }
+    /* Bit flips of stale handles onto the live generation happen; pure
+     * noise matching a live handle is rare but allowed. */
+    CHECK(accepted < tries / 8);
+    free(h);
+    ark_pool_destroy(p);
+}
+
+/* One scenario run with the k-th allocation failing: inserts, with every
+ * fifth insert marking an earlier element for removal, then a reserve. */
+typedef struct oom_progress {
+    size_t inserted;
+    size_t marked;
+} oom_progress;
+
+static ark_status oom_scenario(ark_pool *p, ark_handle *h, size_t n,
+                               oom_progress *done) {
+    for (size_t i = 0; i < n; i++) {
+        item it = {i, 7};
+        ark_status s = ark_pool_insert(p, &it, &h[i]);
+        if (s != ARK_OK) {
+            return s;
+        }
+        done->inserted++;
+        if (i % 5 == 4) {
+            s = ark_pool_remove_later(p, h[i - 2]);
+            if (s != ARK_OK) {
+                return s;
+            }
+            done->marked++;
+        }
+    }
+    return ark_pool_reserve(p, 3 * n);
+}
+
+TEST(allocation_failure_leaves_pool_unchanged) {
+    enum { N = 20000 };
+    ark_handle *h = malloc(N * sizeof *h);
+    CHECK(h != NULL);
+    for (uint64_t k = 1;; k++) {
+        test_allocator t;
+        test_allocator_init(&t);
+        ark_pool_config cfg = {
+            .elem_size = sizeof(item), .elem_align = 8, .allocator = &t.base};
+        test_allocator_fail_at(&t, k);
+        ark_pool *p = NULL;
+        ark_status s = ark_pool_create(&p, &cfg);
+        if (s != ARK_OK) {
+            CHECK_STATUS(s, ARK_ENOMEM);
+            CHECK(p == NULL);
+            CHECK_EQ(t.live_blocks, 0);
+            continue;
+        }
+        oom_progress done = {0, 0};
+        s = oom_scenario(p, h, N, &done);
+        if (t.failures == 0) {
+            CHECK_OK(s);
+            ark_pool_destroy(p);
+            CHECK_EQ(t.live_blocks, 0);
+            CHECK(k > 3); /* the sweep really covered allocations */
+            break;
+        }
+        CHECK_STATUS(s, ARK_ENOMEM);
+        CHECK_OK(ark__pool_validate(p));
+        /* Everything inserted before the failure is intact, the failed
+         * call left nothing behind, and the pool still works. */
+        CHECK_EQ(ark_pool_count(p), done.inserted - done.marked);
+        for (size_t i = 0; i < done.inserted; i++) {
+            item *it = ark_pool_get(p, h[i]);
+            bool marked = (i + 2) % 5 == 4 && (i + 2) / 5 < done.marked;
+            CHECK(marked == (it == NULL));
+            if (!marked) {
+                CHECK(it != NULL);
+                CHECK_EQ(it->value, i);
+            }
+        }
+        item x = {1, 2};
+        ark_handle extra;
+        CHECK_OK(ark_pool_insert(p, &x, &extra));
+        CHECK(ark_pool_get(p, extra) != NULL);
+        ark_pool_flush(p);
+        CHECK_OK(ark__pool_validate(p));
+        ark_pool_destroy(p);
+        CHECK_EQ(t.live_blocks, 0);
+        CHECK_EQ(t.bad_frees, 0);
+    }
+    free(h);
+}
+
+/* The default allocator gives a pool one reserved range; a custom allocator
+ * gives it allocated pages. The same operations must give the same handles
+ * and contents either way. */
+TEST(reserved_and_paged_pools_agree) {
+    test_allocator t;
+    test_allocator_init(&t);
+    /* 2^20 slots: a reservation small enough for valgrind to grant. */
+    ark_pool_config flat_cfg = {
+        .elem_size = sizeof(item), .elem_align = 8, .index_bits = 20};
+    ark_pool_config paged_cfg = flat_cfg;
+    paged_cfg.allocator = &t.base;
+    ark_pool *a = make_pool(&flat_cfg);
+    ark_pool *b = make_pool(&paged_cfg);
+    CHECK(a != NULL && b != NULL);
+    CHECK(a->flat != NULL); /* this platform offers virtual memory */
+    CHECK(b->flat == NULL);
+    enum { N = 20000 };
+    ark_handle *ha = malloc(N * sizeof *ha), *hb = malloc(N * sizeof *hb);
+    CHECK(ha != NULL && hb != NULL);
+    uint64_t state = harness_seed();
+    for (uint64_t i = 0; i < N; i++) {
+        item it = {harness_rand(&state), i};
+        CHECK_OK(ark_pool_insert(a, &it, &ha[i]));
+        CHECK_OK(ark_pool_insert(b, &it, &hb[i]));
+        CHECK_EQ(ha[i], hb[i]);
+        if (i % 3 == 2) {
+            uint64_t k = harness_below(&state, i);
+            CHECK_EQ(ark_pool_remove(a, ha[k]), ark_pool_remove(b, hb[k]));
+        }
+    }
+    ark_pool_iter x = ark_pool_iter_begin(a), y = ark_pool_iter_begin(b);
+    for (; ark_pool_iter_valid(&x);
+         ark_pool_iter_next(&x), ark_pool_iter_next(&y)) {
+        CHECK(ark_pool_iter_valid(&y));
+        CHECK_EQ(x.handle, y.handle);
+        CHECK(memcmp(x.elem, y.elem, sizeof(item)) == 0);
+        CHECK_EQ(ark_pool_handle_of(a, x.elem), x.handle);
+    }
+    CHECK(!ark_pool_iter_valid(&y));
+    CHECK_OK(ark__pool_validate(a));
+    CHECK_OK(ark__pool_validate(b));
+    free(ha);
+    free(hb);
+    ark_pool_destroy(a);
+    ark_pool_destroy(b);
+    CHECK_EQ(t.live_blocks, 0);
+}
