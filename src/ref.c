@@ -328,3 +328,113 @@ void ark_refvec_move(ark_refvec *dst, ark_refvec *src) {
     src->cap = 0;
     release_array(&old_alloc, old, old_len, old_cap);
 }
+
+/* ark_refmap: values are stored in the idmap as uintptr_t. */
+
+ARK_API extern inline ark_ref *ark_refmap_get(const ark_refmap *m,
+                                              uint64_t key);
+
+ark_status ark_refmap_create(ark_refmap **out, const ark_allocator *a) {
+    assert(out != NULL);
+    ark_allocator self;
+    ark_status s = ark__allocator_init(&self, a);
+    if (s != ARK_OK) {
+        return s;
+    }
+    ark_refmap *m = ark__alloc(&self, sizeof *m, 0);
+    if (m == NULL) {
+        return ARK_ENOMEM;
+    }
+    s = ark_idmap_create(&m->map, a);
+    if (s != ARK_OK) {
+        ark__free(&self, m, sizeof *m);
+        return s;
+    }
+    m->alloc = self;
+    *out = m;
+    return ARK_OK;
+}
+
+static bool release_value(uint64_t key, uint64_t value, void *ud) {
+    (void)key;
+    (void)ud;
+    ark_ref_release((ark_ref *)(uintptr_t)value);
+    return true;
+}
+
+void ark_refmap_clear(ark_refmap *m) {
+    assert(m != NULL);
+    ark_idmap_each(m->map, release_value, NULL);
+    ark_idmap_clear(m->map);
+}
+
+void ark_refmap_destroy(ark_refmap *m) {
+    if (m == NULL) {
+        return;
+    }
+    ark_idmap_each(m->map, release_value, NULL);
+    ark_idmap_destroy(m->map);
+    ark_allocator self = m->alloc;
+    ark__free(&self, m, sizeof *m);
+}
+
+ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r) {
+    assert(m != NULL);
+    if (r == NULL) {
+        return ARK_EINVAL;
+    }
+    uint64_t *slot = ark_idmap_get_ptr(m->map, key);
+    if (slot != NULL) {
+        /* Overwrite in place: never allocates. Retain before releasing so
+         * that putting the value already there changes nothing. */
+        ark_ref *old = (ark_ref *)(uintptr_t)*slot;
+        ark_ref_retain(r);
+        *slot = (uint64_t)(uintptr_t)r;
+        ark_ref_release(old);
+        return ARK_OK;
+    }
+    ark_status s = ark_idmap_put(m->map, key, (uint64_t)(uintptr_t)r);
+    if (s != ARK_OK) {
+        return s;
+    }
+    ark_ref_retain(r);
+    return ARK_OK;
+}
+
+bool ark_refmap_remove(ark_refmap *m, uint64_t key) {
+    assert(m != NULL);
+    uint64_t v;
+    if (!ark_idmap_get(m->map, key, &v)) {
+        return false;
+    }
+    ark_idmap_remove(m->map, key);
+    ark_ref_release((ark_ref *)(uintptr_t)v);
+    return true;
+}
+
+size_t ark_refmap_count(const ark_refmap *m) {
+    assert(m != NULL);
+    return ark_idmap_count(m->map);
+}
+
+ark_status ark_refmap_reserve(ark_refmap *m, size_t n) {
+    assert(m != NULL);
+    return ark_idmap_reserve(m->map, n);
+}
+
+typedef struct each_ctx {
+    bool (*fn)(uint64_t key, ark_ref *r, void *ud);
+    void *ud;
+} each_ctx;
+
+static bool each_value(uint64_t key, uint64_t value, void *ud) {
+    const each_ctx *c = ud;
+    return c->fn(key, (ark_ref *)(uintptr_t)value, c->ud);
+}
+
+void ark_refmap_each(const ark_refmap *m,
+                     bool (*fn)(uint64_t key, ark_ref *r, void *ud), void *ud) {
+    assert(m != NULL && fn != NULL);
+    each_ctx c = {fn, ud};
+    ark_idmap_each(m->map, each_value, &c);
+}

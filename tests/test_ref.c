@@ -838,3 +838,206 @@ TEST(thread_exact_count) {
     ark_ref_release(&o->ref);
     CHECK_EQ(destroyed[0], 1);
 }
+
+/* ---- ark_refmap ---- */
+
+TEST(refmap_every_function_and_error) {
+    int destroyed[3] = {0, 0, 0};
+    obj *a = obj_new(0, destroyed), *b = obj_new(1, destroyed);
+    CHECK(a != NULL && b != NULL);
+    ark_refmap *m;
+    CHECK_OK(ark_refmap_create(&m, NULL));
+    CHECK_EQ(ark_refmap_count(m), 0);
+    CHECK(ark_refmap_get(m, 0) == NULL);
+    CHECK_STATUS(ark_refmap_put(m, 1, NULL), ARK_EINVAL);
+    CHECK_OK(ark_refmap_put(m, 0, &a->ref));
+    CHECK_OK(ark_refmap_put(m, UINT64_MAX, &a->ref));
+    CHECK_EQ(ark_ref_count(&a->ref), 3);
+    CHECK(ark_refmap_get(m, 0) == &a->ref);
+    CHECK(ark_refmap_get(m, UINT64_MAX) == &a->ref);
+    CHECK_EQ(ark_ref_count(&a->ref), 3); /* get borrows */
+    /* Putting the value already there changes nothing. */
+    CHECK_OK(ark_refmap_put(m, 0, &a->ref));
+    CHECK_EQ(ark_ref_count(&a->ref), 3);
+    /* Replacing releases the old value. */
+    CHECK_OK(ark_refmap_put(m, 0, &b->ref));
+    CHECK_EQ(ark_ref_count(&a->ref), 2);
+    CHECK_EQ(ark_ref_count(&b->ref), 2);
+    CHECK_EQ(ark_refmap_count(m), 2);
+    CHECK(ark_refmap_remove(m, UINT64_MAX));
+    CHECK(!ark_refmap_remove(m, UINT64_MAX));
+    CHECK_EQ(ark_ref_count(&a->ref), 1);
+    CHECK_OK(ark_refmap_reserve(m, 1000));
+    for (uint64_t k = 10; k < 1010; k++) {
+        CHECK_OK(ark_refmap_put(m, k * 0x9e3779b97f4a7c15ull, &a->ref));
+    }
+    CHECK_EQ(ark_ref_count(&a->ref), 1001);
+    CHECK_EQ(ark_refmap_count(m), 1001);
+    ark_refmap_clear(m);
+    CHECK_EQ(ark_refmap_count(m), 0);
+    CHECK_EQ(ark_ref_count(&a->ref), 1);
+    CHECK_EQ(ark_ref_count(&b->ref), 1);
+    CHECK_OK(ark_refmap_put(m, 5, &b->ref));
+    ark_refmap_destroy(m); /* releases b's map reference */
+    ark_refmap_destroy(NULL);
+    CHECK_EQ(ark_ref_count(&b->ref), 1);
+    ark_ref_release(&a->ref);
+    ark_ref_release(&b->ref);
+    CHECK_EQ(destroyed[0], 1);
+    CHECK_EQ(destroyed[1], 1);
+}
+
+typedef struct refmap_walk {
+    uint64_t keys;
+    size_t n;
+    size_t stop;
+} refmap_walk;
+
+static bool refmap_visit(uint64_t key, ark_ref *r, void *ud) {
+    refmap_walk *w = ud;
+    (void)r;
+    w->keys += key;
+    w->n++;
+    return w->n < w->stop;
+}
+
+/* A map that owns the last reference: removing, replacing and destroying
+ * free objects, each exactly once, and each visits every entry. */
+TEST(refmap_owns_last_reference) {
+    int destroyed[40] = {0};
+    ark_refmap *m;
+    CHECK_OK(ark_refmap_create(&m, NULL));
+    uint64_t want = 0;
+    for (int i = 0; i < 40; i++) {
+        obj *o = obj_new(i, destroyed);
+        CHECK(o != NULL);
+        CHECK_OK(ark_refmap_put(m, (uint64_t)i * 7, &o->ref));
+        ark_ref_release(&o->ref); /* the map holds the only reference */
+        want += (uint64_t)i * 7;
+    }
+    refmap_walk w = {0, 0, (size_t)-1};
+    ark_refmap_each(m, refmap_visit, &w);
+    CHECK_EQ(w.n, 40);
+    CHECK_EQ(w.keys, want);
+    refmap_walk early = {0, 0, 3};
+    ark_refmap_each(m, refmap_visit, &early);
+    CHECK_EQ(early.n, 3);
+    CHECK(ark_refmap_remove(m, 0));
+    CHECK_EQ(destroyed[0], 1);
+    obj *x = obj_new(39, destroyed); /* same id as the one it replaces */
+    CHECK(x != NULL);
+    CHECK_OK(ark_refmap_put(m, 7, &x->ref)); /* replaces object 1 */
+    ark_ref_release(&x->ref);
+    CHECK_EQ(destroyed[1], 1);
+    ark_refmap_destroy(m);
+    for (int i = 0; i < 39; i++) {
+        CHECK_EQ(destroyed[i], 1);
+    }
+    CHECK_EQ(destroyed[39], 2); /* object 39 and its namesake x */
+}
+
+/* Random puts, removes and clears over a few keys and objects; after every
+ * step each object's count is 1 (ours) + the number of keys mapping to it. */
+TEST(refmap_random_counts_against_model) {
+    enum { KEYS = 64, OBJS = 16 };
+    int destroyed[OBJS] = {0};
+    obj *o[OBJS];
+    for (int i = 0; i < OBJS; i++) {
+        o[i] = obj_new(i, destroyed);
+        CHECK(o[i] != NULL);
+    }
+    int owner[KEYS]; /* object id per key, -1 = absent */
+    for (int k = 0; k < KEYS; k++) {
+        owner[k] = -1;
+    }
+    ark_refmap *m;
+    CHECK_OK(ark_refmap_create(&m, NULL));
+    uint64_t rng = harness_seed();
+    uint64_t steps = harness_scaled(200000);
+    for (uint64_t step = 0; step < steps; step++) {
+        uint64_t r = harness_below(&rng, 100);
+        int k = (int)harness_below(&rng, KEYS);
+        uint64_t key = (uint64_t)k * 0x100000001b3ull; /* spread keys */
+        if (r < 55) {
+            int id = (int)harness_below(&rng, OBJS);
+            CHECK_OK(ark_refmap_put(m, key, &o[id]->ref));
+            owner[k] = id;
+        } else if (r < 90) {
+            CHECK_EQ(ark_refmap_remove(m, key), owner[k] >= 0);
+            owner[k] = -1;
+        } else if (r < 99) {
+            ark_ref *got = ark_refmap_get(m, key);
+            CHECK(got == (owner[k] >= 0 ? &o[owner[k]]->ref : NULL));
+        } else {
+            ark_refmap_clear(m);
+            for (int j = 0; j < KEYS; j++) {
+                owner[j] = -1;
+            }
+        }
+        uint32_t want[OBJS];
+        size_t entries = 0;
+        for (int i = 0; i < OBJS; i++) {
+            want[i] = 1;
+        }
+        for (int j = 0; j < KEYS; j++) {
+            if (owner[j] >= 0) {
+                want[owner[j]]++;
+                entries++;
+            }
+        }
+        CHECK_EQ(ark_refmap_count(m), entries);
+        for (int i = 0; i < OBJS; i++) {
+            CHECK_EQ(ark_ref_count(&o[i]->ref), want[i]);
+        }
+    }
+    ark_refmap_destroy(m);
+    for (int i = 0; i < OBJS; i++) {
+        CHECK_EQ(ark_ref_count(&o[i]->ref), 1);
+        ark_ref_release(&o[i]->ref);
+        CHECK_EQ(destroyed[i], 1);
+    }
+}
+
+/* Fail the k-th allocation of create + growth for every k: ENOMEM leaves
+ * the map and every count unchanged, and nothing leaks. */
+TEST(refmap_alloc_failure_every_k) {
+    int destroyed[1] = {0};
+    obj *a = obj_new(0, destroyed);
+    CHECK(a != NULL);
+    for (uint64_t k = 1;; k++) {
+        test_allocator t;
+        test_allocator_init(&t);
+        test_allocator_fail_at(&t, k);
+        ark_refmap *m = NULL;
+        ark_status s = ark_refmap_create(&m, &t.base);
+        if (s != ARK_OK) {
+            CHECK_STATUS(s, ARK_ENOMEM);
+            CHECK_EQ(t.live_blocks, 0);
+            continue;
+        }
+        uint64_t put = 0;
+        for (; put < 300; put++) {
+            s = ark_refmap_put(m, put, &a->ref);
+            if (s != ARK_OK) {
+                break;
+            }
+        }
+        CHECK_EQ(ark_refmap_count(m), put);
+        CHECK_EQ(ark_ref_count(&a->ref), 1 + put);
+        if (s != ARK_OK) {
+            CHECK_STATUS(s, ARK_ENOMEM);
+            CHECK(ark_refmap_get(m, put) == NULL);
+            CHECK_OK(ark_refmap_put(m, put, &a->ref)); /* usable again */
+            CHECK_EQ(ark_ref_count(&a->ref), 2 + put);
+        }
+        ark_refmap_destroy(m);
+        CHECK_EQ(ark_ref_count(&a->ref), 1);
+        CHECK_EQ(t.live_blocks, 0);
+        if (t.failures == 0) {
+            CHECK(k > 2);
+            break;
+        }
+    }
+    ark_ref_release(&a->ref);
+    CHECK_EQ(destroyed[0], 1);
+}

@@ -35,13 +35,14 @@
  * object may be changed from any thread; see ark_ref_release_atomic for the
  * memory orderings.
  *
- * ark_refmap (uint64 key -> ark_ref *) is built on ark_idmap and will be
- * added at the end of this header together with that module.
+ * ark_refmap (uint64 key -> ark_ref *, seed 003's integer-keyed Map) is
+ * built on ark_idmap and follows the same rules.
  */
 #ifndef ARK_REF_H
 #define ARK_REF_H
 
 #include "ark/core.h"
+#include "ark/idmap.h"
 
 #ifndef __cplusplus
 #include <assert.h>
@@ -350,6 +351,73 @@ inline ark_ref *ark_refvec_at(const ark_refvec *v, size_t i) {
 
 /* Return the number of elements. */
 inline size_t ark_refvec_count(const ark_refvec *v) { return v->len; }
+
+/*
+ * A map from uint64 keys (any value, 0 and UINT64_MAX included) to counted
+ * references, holding one reference to each value: put retains, replacing
+ * or removing releases, get borrows. The fields are private; they are
+ * declared here for the inline get.
+ */
+typedef struct ark_refmap {
+    ark_idmap *map;      /* private: key -> (uintptr_t)ark_ref * */
+    ark_allocator alloc; /* private: owns this struct */
+} ark_refmap;
+
+/*
+ * Create an empty map.
+ * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
+ */
+ARK_API ark_status ark_refmap_create(ark_refmap **out, const ark_allocator *a);
+
+/* Release every value, then free the map. m may be NULL. Destroy callbacks
+ * run by it must not use m. */
+ARK_API void ark_refmap_destroy(ark_refmap *m);
+
+/*
+ * Map key to r and retain r; a value it replaces is released after the map
+ * holds r (so putting the same object again changes no count).
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (the table could not grow; map
+ * and counts unchanged).
+ * Complexity: O(1) expected.
+ */
+ARK_API ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r);
+
+/*
+ * Return the value of key, borrowed (no count changes), or NULL.
+ * Lifetime: valid while the map (or another owner) holds a reference.
+ */
+inline ark_ref *ark_refmap_get(const ark_refmap *m, uint64_t key) {
+    uint64_t v;
+    return ark_idmap_get(m->map, key, &v) ? (ark_ref *)(uintptr_t)v : NULL;
+}
+
+/* Remove key and release its value (after the map no longer holds it).
+ * Returns true if key was present. */
+ARK_API bool ark_refmap_remove(ark_refmap *m, uint64_t key);
+
+/* Return the number of entries. */
+ARK_API size_t ark_refmap_count(const ark_refmap *m);
+
+/*
+ * Make room for n entries so that puts up to n neither allocate nor fail.
+ * Errors: ARK_ENOMEM (unchanged).
+ */
+ARK_API ark_status ark_refmap_reserve(ark_refmap *m, size_t n);
+
+/*
+ * Release every value and empty the map (as Cocos2d-x's Map::clear: release
+ * all, then clear), keeping its memory. Destroy callbacks run by it must
+ * not modify m.
+ */
+ARK_API void ark_refmap_clear(ark_refmap *m);
+
+/*
+ * Call fn(key, value, ud) on every entry (values borrowed) until fn returns
+ * false. fn must not modify the map.
+ */
+ARK_API void ark_refmap_each(const ark_refmap *m,
+                             bool (*fn)(uint64_t key, ark_ref *r, void *ud),
+                             void *ud);
 
 #ifdef __cplusplus
 }
