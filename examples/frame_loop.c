@@ -5,8 +5,7 @@
  * queue. Each frame the main thread uploads at most one texture
  * (ark_mainq_run(q, 1)), caches it, spawns a sprite that uses it into an
  * ark_pool, and drains the autorelease pool at frame end. The cache is an
- * ark_refvec indexed by texture id; ark_refmap will replace it when it
- * lands with ark_idmap.
+ * ark_refmap from texture id to texture.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -44,7 +43,7 @@ static void sprite_removed(void *elem, void *user) {
 
 typedef struct game {
     ark_mainq *mainq;
-    ark_refvec *cache;
+    ark_refmap *cache; /* texture id -> texture */
     ark_autorelease_pool *frame_pool;
     ark_pool *sprites;
     int errors;
@@ -60,7 +59,8 @@ static void upload(void *arg) {
     loaded *l = (loaded *)arg;
     game *g = l->g;
     sprite s = {ark_ref_retain(&l->tex->ref), (float)l->tex->id, 0.0f};
-    if (ark_refvec_push(g->cache, &l->tex->ref) != ARK_OK ||
+    if (ark_refmap_put(g->cache, (uint64_t)l->tex->id, &l->tex->ref) !=
+            ARK_OK ||
         ark_pool_insert(g->sprites, &s, NULL) != ARK_OK ||
         ark_autorelease(g->frame_pool, &l->tex->ref) != ARK_OK) {
         g->errors++;
@@ -97,7 +97,7 @@ int main(void) {
     ark_pool_config cfg = {.elem_size = sizeof(sprite),
                            .on_remove = sprite_removed};
     if (ark_mainq_create(&g.mainq, NULL) != ARK_OK ||
-        ark_refvec_create(&g.cache, NULL) != ARK_OK ||
+        ark_refmap_create(&g.cache, NULL) != ARK_OK ||
         ark_autorelease_pool_create(&g.frame_pool, NULL) != ARK_OK ||
         ark_pool_create(&g.sprites, &cfg) != ARK_OK) {
         return 1;
@@ -107,7 +107,7 @@ int main(void) {
         return 1;
     }
     int frame = 0;
-    while (ark_refvec_count(g.cache) < TEXTURES && frame < 1000000) {
+    while (ark_refmap_count(g.cache) < TEXTURES && frame < 1000000) {
         frame++;
         ark_mainq_run(g.mainq, 1); /* one upload per frame */
         ark_autorelease_drain(g.frame_pool);
@@ -117,14 +117,15 @@ int main(void) {
     }
     pthread_join(th, NULL);
     /* Each texture: one reference from the cache, one from its sprite. */
-    for (size_t i = 0; i < ark_refvec_count(g.cache); i++) {
-        if (ark_ref_count(ark_refvec_at(g.cache, i)) != 2) {
+    for (uint64_t id = 0; id < TEXTURES; id++) {
+        ark_ref *t = ark_refmap_get(g.cache, id); /* borrowed */
+        if (t == NULL || ark_ref_count(t) != 2) {
             g.errors++;
         }
     }
-    printf("%zu textures after %d frames\n", ark_refvec_count(g.cache), frame);
+    printf("%zu textures after %d frames\n", ark_refmap_count(g.cache), frame);
     ark_pool_clear(g.sprites, true); /* despawn: sprites drop textures */
-    ark_refvec_destroy(g.cache);     /* level unload: textures freed */
+    ark_refmap_destroy(g.cache);     /* level unload: textures freed */
     ark_autorelease_pool_destroy(g.frame_pool);
     ark_pool_destroy(g.sprites);
     ark_mainq_destroy(g.mainq);
