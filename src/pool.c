@@ -40,6 +40,12 @@ ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 /* Largest address-space reservation a pool makes (1 TiB). */
 #define FLAT_MAX ((uint64_t)1 << 40)
 
+/* Huge-page size the reserved range is aligned to. Past its first HUGE
+ * bytes a pool commits in whole aligned HUGE blocks, so the kernel can back
+ * them with huge pages (one fault and one TLB entry per 2 MiB instead of
+ * 512); below that it commits OS pages, so a small pool never pins 2 MiB. */
+#define HUGE ((size_t)2 << 20)
+
 /* Elements and alignments above this are refused: a page of 4096 such
  * slots would pass 256 MiB. */
 #define ELEM_MAX ((size_t)64 * 1024)
@@ -142,13 +148,15 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
      * reservation over FLAT_MAX or an OS without virtual memory gets pages
      * from the allocator instead. */
     size_t vm_page = ark__vmem_page_size();
-    if (cfg->allocator == NULL && vm_page != 0 &&
+    if (cfg->allocator == NULL && vm_page != 0 && vm_page <= HUGE &&
         p->limit <= FLAT_MAX / p->stride &&
-        p->limit * p->stride <= SIZE_MAX - vm_page) {
-        p->flat_bytes = round_up((size_t)(p->limit * p->stride), vm_page);
-        p->flat = ark__vmem_reserve(p->flat_bytes);
-        if (p->flat == NULL) {
-            p->flat_bytes = 0;
+        p->limit * p->stride <= SIZE_MAX - 2 * HUGE) {
+        size_t need = round_up((size_t)(p->limit * p->stride), HUGE);
+        p->flat_base = ark__vmem_reserve(need + HUGE);
+        if (p->flat_base != NULL) {
+            p->flat_bytes = need + HUGE;
+            p->flat = (char *)round_up((uintptr_t)p->flat_base, HUGE);
+            ark__vmem_hint_huge(p->flat, need);
         }
     }
     p->live = NULL;
@@ -162,7 +170,7 @@ void ark_pool_destroy(ark_pool *p) {
     }
     const ark_allocator *a = &p->alloc;
     if (p->flat != NULL) {
-        ark__vmem_release(p->flat, p->flat_bytes);
+        ark__vmem_release(p->flat_base, p->flat_bytes);
     } else {
         for (size_t k = 0; k < p->npages; k++) {
             ark__free(a, p->pages[k], p->page_bytes);
@@ -228,14 +236,15 @@ static ark_status add_page(ark_pool *p) {
     }
     char *page;
     if (p->flat != NULL) {
-        /* Commit whole OS pages covering the new page's slots; the last
-         * one may already be committed, which is harmless. */
         page = p->flat + p->npages * p->page_bytes;
-        size_t vm_page = ark__vmem_page_size();
-        uintptr_t lo = (uintptr_t)page & ~(uintptr_t)(vm_page - 1);
-        size_t len = round_up((uintptr_t)page + p->page_bytes - lo, vm_page);
-        if (ark__vmem_commit((void *)lo, len) != 0) {
-            return ARK_ENOMEM;
+        size_t end = (p->npages + 1) * p->page_bytes;
+        if (end > p->flat_committed) {
+            end = round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
+            if (ark__vmem_commit(p->flat + p->flat_committed,
+                                 end - p->flat_committed) != 0) {
+                return ARK_ENOMEM;
+            }
+            p->flat_committed = end;
         }
     } else {
         page = ark__alloc(a, p->page_bytes, p->page_align);

@@ -47,6 +47,15 @@ int ark__vmem_commit(void *addr, size_t bytes) {
     return mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0 ? 0 : -1;
 }
 
+void ark__vmem_hint_huge(void *addr, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    (void)madvise(addr, bytes, MADV_HUGEPAGE);
+#else
+    (void)addr;
+    (void)bytes;
+#endif
+}
+
 void ark__vmem_release(void *addr, size_t bytes) { munmap(addr, bytes); }
 
 #elif defined(ARK_VMEM_WINDOWS)
@@ -64,6 +73,11 @@ void *ark__vmem_reserve(size_t bytes) {
 int ark__vmem_commit(void *addr, size_t bytes) {
     return VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE) != NULL ? 0
                                                                          : -1;
+}
+
+void ark__vmem_hint_huge(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
 }
 
 void ark__vmem_release(void *addr, size_t bytes) {
@@ -84,6 +98,11 @@ int ark__vmem_commit(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
     return -1;
+}
+
+void ark__vmem_hint_huge(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
 }
 
 void ark__vmem_release(void *addr, size_t bytes) {

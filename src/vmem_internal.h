@@ -24,6 +24,12 @@ void *ark__vmem_reserve(size_t bytes);
  * Returns 0 on success. */
 int ark__vmem_commit(void *addr, size_t bytes);
 
+/* Ask for huge pages in [addr, addr + bytes) of a reservation (Linux
+ * transparent huge pages in "madvise" mode); a hint, silently ignored
+ * where unsupported. Only whole aligned 2 MiB ranges of committed memory
+ * can get them, so small containers keep 4 KiB pages. */
+void ark__vmem_hint_huge(void *addr, size_t bytes);
+
 /* Release a whole reservation made by ark__vmem_reserve. */
 void ark__vmem_release(void *addr, size_t bytes);
 

@@ -88,7 +88,9 @@ typedef struct ark_pool {
     size_t count;     /* live elements */
     uint64_t retired; /* slots whose generations are exhausted */
     size_t elem_size, page_bytes, page_align;
-    size_t flat_bytes; /* size of the reservation at flat */
+    char *flat_base;       /* the reservation holding flat */
+    size_t flat_bytes;     /* size of the reservation at flat_base */
+    size_t flat_committed; /* bytes from flat that are committed */
     ark_allocator alloc;
     void (*on_remove)(void *elem, void *user);
     void *user;
