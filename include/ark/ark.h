@@ -9,6 +9,7 @@
 #define ARK_VERSION_PATCH 0
 
 #include "ark/core.h"
+#include "ark/idset.h"
 #include "ark/pool.h"
 
 #endif /* ARK_ARK_H */

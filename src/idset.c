@@ -1,0 +1,1005 @@
+/*
+ * idset.c - ark_idset: seed 002's sorted id sequence in 256-id groups.
+ *
+ * Group k holds positions [256k, 256k + 256). Its header stores the slot of
+ * position 0 (head); position j is at slot (head + j) & 255. Full groups
+ * are full circular queues, so moving one id across a group boundary is
+ * O(1): the group loses one end and gains the other by moving head.
+ *
+ * Dense groups: base is the centre of a 64K window [base - 32768, base +
+ * 32767]; slot s holds (int16)(id - base). A new base is chosen centred on
+ * the group's range and clamped so that base - 32768 >= 0 and base + 32767
+ * <= UINT32_MAX, so no window wraps. When a value leaves the window but the
+ * group's range still fits 64K, the group is rebased (256 int16 rewrites,
+ * a vectorised loop; no allocation). When the range exceeds 65535 the
+ * group is promoted to sparse.
+ *
+ * Nodes: 1024 bytes, 1024-aligned, so a dense group's node is its data
+ * pointer rounded down and its half is bit 9. Groups 2k and 2k+1 are
+ * buddies: when both are dense they share one node (invariant). A promoted
+ * group whose buddy shares its node takes a fresh node from the freelist
+ * and leaves the buddy single; a single group promotes in place.
+ *
+ * Why demotion is lazy (no thrash): promotion is forced (a value does not
+ * fit), demotion is not. During single inserts and removes, a sparse group
+ * is demoted only after DEMOTE_CREDIT consecutive touches (cascade steps
+ * included) in which its range stayed at or below DEMOTE_SPAN (3/4 of the
+ * dense limit). A group therefore re-encodes at most twice (one demotion,
+ * one promotion) per DEMOTE_CREDIT touches: O(1) amortized per touch, even
+ * against an adversary who flips its range across 64K on every cascade.
+ * remove_sorted rewrites whole groups anyway, so it picks each rewritten
+ * group's best form at once (its cost is already O(count)).
+ *
+ * Allocation and atomicity: an operation first computes how many nodes its
+ * promotions and new groups can need (a read-only pre-pass), takes them
+ * from the allocator onto the freelist, grows the header arrays, and only
+ * then mutates; the mutation itself never allocates. The freelist is
+ * trimmed to FREE_KEEP nodes at the end of each call.
+ *
+ * Joining buddies: an odd group joins its even buddy's free half (never the
+ * reverse). Cascades process groups in increasing order, so the sharing
+ * state the pre-pass saw for a group cannot gain a buddy before the group
+ * itself is processed.
+ */
+#include "ark/idset.h"
+
+#include "core_internal.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The one external definition of each inline function of idset.h. */
+ARK_API extern inline uint32_t ark_idset_at(const ark_idset *s, size_t pos);
+ARK_API extern inline size_t ark__idset_group_of(const ark_idset *s,
+                                                 uint32_t id);
+ARK_API extern inline size_t ark__idset_group_lower(const ark__idset_group *g,
+                                                    size_t len, uint32_t id);
+ARK_API extern inline size_t ark__idset_group_len(const ark_idset *s, size_t k);
+ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,
+                                                   uint32_t id);
+ARK_API extern inline size_t ark_idset_find(const ark_idset *s, uint32_t id);
+ARK_API extern inline bool ark_idset_contains(const ark_idset *s, uint32_t id);
+ARK_API extern inline size_t ark_idset_count(const ark_idset *s);
+
+#define GSIZE 256u
+#define NODE_BYTES 1024u
+#define HALF_BYTES 512u
+#define DENSE_SPAN 65535u  /* a dense group's max - min is at most this */
+#define DEMOTE_SPAN 49151u /* demotion hysteresis: 3/4 of the limit */
+#define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
+#define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
+#define HDR_BYTES (sizeof(ark__idset_group) + sizeof(uint32_t))
+
+typedef ark__idset_group grp;
+
+/* ---- slots and values ---------------------------------------------------- */
+
+static inline uint32_t slot_get(const grp *h, unsigned slot) {
+    if (h->dense) {
+        return h->base + (uint32_t)(int32_t)((const int16_t *)h->data)[slot];
+    }
+    return ((const uint32_t *)h->data)[slot];
+}
+
+/* The int16 delta of v in the window centred on base; v must fit (values
+ * outside wrap harmlessly: they are only ever written to dead slots). */
+static inline int16_t enc(uint32_t base, uint32_t v) {
+    return (int16_t)((int32_t)((v - (base - 32768u)) & 0xffffu) - 32768);
+}
+
+static inline int fits(const grp *h, uint32_t v) {
+    return v - (h->base - 32768u) <= 65535u;
+}
+
+static inline void slot_set(grp *h, unsigned slot, uint32_t v) {
+    if (h->dense) {
+        ((int16_t *)h->data)[slot] = enc(h->base, v);
+    } else {
+        ((uint32_t *)h->data)[slot] = v;
+    }
+}
+
+static inline uint32_t pos_get(const grp *h, unsigned j) {
+    return slot_get(h, (h->head + j) & 255u);
+}
+
+static inline grp *G(ark_idset *s, size_t k) { return &s->groups_w[k]; }
+
+static inline size_t glen(const ark_idset *s, size_t k) {
+    return ark__idset_group_len(s, k);
+}
+
+/* The centre of a 64K window covering [mn, mx] (mx - mn <= 65535). */
+static uint32_t centre_for(uint32_t mn, uint32_t mx) {
+    uint32_t slack = (DENSE_SPAN - (mx - mn)) / 2;
+    uint32_t lo = mn >= slack ? mn - slack : 0;
+    if (lo > UINT32_MAX - DENSE_SPAN) {
+        lo = UINT32_MAX - DENSE_SPAN;
+    }
+    return lo + 32768u;
+}
+
+/* ---- nodes ----------------------------------------------------------------
+ */
+
+static inline char *node_of(const void *data) {
+    return (char *)((uintptr_t)data & ~(uintptr_t)(NODE_BYTES - 1));
+}
+
+/* Whether dense group k shares its node with its (dense) buddy. */
+static int shares(const ark_idset *s, size_t k) {
+    size_t b = k ^ 1u;
+    const grp *h = &s->groups[k];
+    if (!h->dense || b >= s->ngroups || !s->groups[b].dense) {
+        return 0;
+    }
+    return node_of(h->data) == node_of(s->groups[b].data);
+}
+
+static void *node_take(ark_idset *s) {
+    void *n = s->free_nodes;
+    assert(n != NULL);
+    memcpy(&s->free_nodes, n, sizeof(void *));
+    s->nfree--;
+    return n;
+}
+
+static void node_give(ark_idset *s, void *n) {
+    memcpy(n, &s->free_nodes, sizeof(void *));
+    s->free_nodes = n;
+    s->nfree++;
+}
+
+/* Allocate nodes onto the freelist until it holds need; on failure free
+ * the ones this call added and return ARK_ENOMEM. *added says how many
+ * were added, for node_unreserve. */
+static ark_status node_reserve(ark_idset *s, size_t need, size_t *added) {
+    *added = 0;
+    while (s->nfree < need) {
+        void *n = ark__alloc(&s->alloc, NODE_BYTES, NODE_BYTES);
+        if (n == NULL) {
+            while (*added > 0) {
+                ark__free(&s->alloc, node_take(s), NODE_BYTES);
+                s->nnodes--;
+                (*added)--;
+            }
+            return ARK_ENOMEM;
+        }
+        memset(n, 0, NODE_BYTES);
+        s->stat_allocs++;
+        s->nnodes++;
+        node_give(s, n);
+        (*added)++;
+    }
+    return ARK_OK;
+}
+
+static void node_unreserve(ark_idset *s, size_t added) {
+    while (added-- > 0) {
+        ark__free(&s->alloc, node_take(s), NODE_BYTES);
+        s->nnodes--;
+    }
+}
+
+static void node_trim(ark_idset *s) {
+    while (s->nfree > FREE_KEEP) {
+        ark__free(&s->alloc, node_take(s), NODE_BYTES);
+        s->nnodes--;
+    }
+}
+
+/* ---- headers ----------------------------------------------------------- */
+
+/* Grow the header and key arrays to hold at least want groups. */
+static ark_status headers_grow(ark_idset *s, size_t want) {
+    if (want <= s->cap) {
+        return ARK_OK;
+    }
+    size_t cap = s->cap ? s->cap * 2 : 4;
+    while (cap < want) {
+        cap *= 2;
+    }
+    size_t bytes;
+    if (ark__mul_overflows(cap, HDR_BYTES, &bytes)) {
+        return ARK_ENOMEM;
+    }
+    char *block = ark__alloc(&s->alloc, bytes, _Alignof(ark__idset_group));
+    if (block == NULL) {
+        return ARK_ENOMEM;
+    }
+    s->stat_allocs++;
+    grp *g = (grp *)(void *)block;
+    uint32_t *k = (uint32_t *)(void *)(block + cap * sizeof(grp));
+    if (s->ngroups > 0) {
+        memcpy(g, s->groups_w, s->ngroups * sizeof(grp));
+        memcpy(k, s->keys_w, s->ngroups * sizeof(uint32_t));
+    }
+    ark__free(&s->alloc, s->groups_w, s->cap * HDR_BYTES);
+    s->groups_w = g;
+    s->groups = g;
+    s->keys_w = k;
+    s->keys = k;
+    s->cap = cap;
+    return ARK_OK;
+}
+
+/* ---- forms ------------------------------------------------------------- */
+
+/* Rewrite a dense group's deltas around a new centre. */
+static void rebase(ark_idset *s, grp *h, uint32_t base) {
+    int16_t *d = (int16_t *)h->data;
+    uint32_t old = h->base;
+    for (unsigned i = 0; i < GSIZE; i++) {
+        d[i] = enc(base, old + (uint32_t)(int32_t)d[i]);
+    }
+    h->base = base;
+    s->stat_rebases++;
+}
+
+/* Turn dense group k sparse, keeping its contents. Takes a node from the
+ * freelist when the group shares its node (the caller reserved it). */
+static void promote(ark_idset *s, size_t k) {
+    grp *h = G(s, k);
+    uint32_t tmp[GSIZE];
+    for (unsigned i = 0; i < GSIZE; i++) {
+        tmp[i] = slot_get(h, i);
+    }
+    char *n = shares(s, k) ? node_take(s) : node_of(h->data);
+    memcpy(n, tmp, sizeof(tmp));
+    h->data = n;
+    h->dense = 0;
+    h->base = 0;
+    h->credit = 0;
+    s->stat_promotions++;
+}
+
+/* The free half of dense group k's node when k is single, else NULL. */
+static char *free_half(const ark_idset *s, size_t k) {
+    const grp *h = &s->groups[k];
+    if (k >= s->ngroups || !h->dense || shares(s, k)) {
+        return NULL;
+    }
+    char *n = node_of(h->data);
+    return (char *)h->data == n ? n + HALF_BYTES : n;
+}
+
+/* Move single dense odd group k into its single dense even buddy's node. */
+static void join(ark_idset *s, size_t k) {
+    grp *h = G(s, k);
+    char *dst = free_half(s, k - 1);
+    char *own = node_of(h->data);
+    memcpy(dst, h->data, HALF_BYTES);
+    h->data = dst;
+    node_give(s, own);
+}
+
+/* Turn sparse group k (range mn..mx <= DENSE_SPAN) dense. Never
+ * allocates: an odd group joins its even buddy's free half when there is
+ * one, else the group re-encodes into the first half of its own node. */
+static void demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
+    grp *h = G(s, k);
+    uint32_t tmp[GSIZE];
+    memcpy(tmp, h->data, sizeof(tmp));
+    char *own = (char *)h->data;
+    char *dst = (k & 1u) ? free_half(s, k - 1) : NULL;
+    uint32_t base = centre_for(mn, mx);
+    int16_t *d = (int16_t *)(void *)(dst != NULL ? dst : own);
+    for (unsigned i = 0; i < GSIZE; i++) {
+        d[i] = enc(base, tmp[i]);
+    }
+    h->data = d;
+    h->base = base;
+    h->dense = 1;
+    h->credit = 0;
+    if (dst != NULL) {
+        node_give(s, own);
+    }
+    s->stat_demotions++;
+}
+
+/* Would group k, about to hold values in [mn, mx], need a fresh node? */
+static size_t need_node(const ark_idset *s, size_t k, uint32_t mn,
+                        uint32_t mx) {
+    return s->groups[k].dense && mx - mn > DENSE_SPAN && shares(s, k);
+}
+
+/* Make group k able to store every value in [mn, mx] (its contents after
+ * the current step): rebase or promote a dense group as needed. */
+static void ensure(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
+    grp *h = G(s, k);
+    if (!h->dense) {
+        return;
+    }
+    if (mx - mn > DENSE_SPAN) {
+        promote(s, k);
+    } else if (!fits(h, mn) || !fits(h, mx)) {
+        rebase(s, h, centre_for(mn, mx));
+    }
+}
+
+/* After a single-op step on group k (now spanning mn..mx): count the lazy
+ * demotion credit of a sparse group and join single dense buddies. */
+static void settle(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
+    grp *h = G(s, k);
+    if (!h->dense) {
+        if (mx - mn <= DEMOTE_SPAN) {
+            if (++h->credit >= DEMOTE_CREDIT) {
+                demote(s, k, mn, mx);
+            }
+        } else {
+            h->credit = 0;
+        }
+    }
+    if ((k & 1u) && h->dense && free_half(s, k - 1) != NULL && !shares(s, k)) {
+        join(s, k);
+    }
+}
+
+/* Release the storage of the last group (it is being dropped). */
+static void drop_last(ark_idset *s) {
+    size_t k = s->ngroups - 1;
+    if (!shares(s, k)) {
+        node_give(s, node_of(s->groups[k].data));
+    }
+    s->ngroups--;
+}
+
+/* Create group k = ngroups holding the single id v; the caller reserved a
+ * node unless the even buddy has a free half, and the header capacity. */
+static void add_group(ark_idset *s, uint32_t v) {
+    size_t k = s->ngroups;
+    char *half = (k & 1u) ? free_half(s, k - 1) : NULL;
+    grp *h = G(s, k);
+    h->data = half != NULL ? half : node_take(s);
+    h->base = centre_for(v, v);
+    h->head = 0;
+    h->dense = 1;
+    h->credit = 0;
+    ((int16_t *)h->data)[0] = enc(h->base, v);
+    s->keys_w[k] = v;
+    s->ngroups++;
+}
+
+/* ---- in-group shifts (each moves at most 127 ids) ---------------------- */
+
+/* Move the ids at positions [a, b) one slot later (towards the tail). */
+static void shift_up(grp *h, unsigned a, unsigned b) {
+    unsigned hd = h->head;
+    if (h->dense) {
+        int16_t *d = (int16_t *)h->data;
+        for (unsigned p = b; p-- > a;) {
+            d[(hd + p + 1) & 255u] = d[(hd + p) & 255u];
+        }
+    } else {
+        uint32_t *d = (uint32_t *)h->data;
+        for (unsigned p = b; p-- > a;) {
+            d[(hd + p + 1) & 255u] = d[(hd + p) & 255u];
+        }
+    }
+}
+
+/* Move the ids at positions [a, b) one slot earlier (towards the head). */
+static void shift_down(grp *h, unsigned a, unsigned b) {
+    unsigned hd = h->head;
+    if (h->dense) {
+        int16_t *d = (int16_t *)h->data;
+        for (unsigned p = a; p < b; p++) {
+            d[(hd + p - 1) & 255u] = d[(hd + p) & 255u];
+        }
+    } else {
+        uint32_t *d = (uint32_t *)h->data;
+        for (unsigned p = a; p < b; p++) {
+            d[(hd + p - 1) & 255u] = d[(hd + p) & 255u];
+        }
+    }
+}
+
+/* Insert v at position j of a group holding len < 256 ids (len becomes
+ * len + 1), shifting whichever side is shorter. */
+static size_t put_open(grp *h, unsigned len, unsigned j, uint32_t v) {
+    if (j < len - j) {
+        shift_down(h, 0, j);
+        h->head = (uint8_t)(h->head - 1);
+        slot_set(h, (h->head + j) & 255u, v);
+        return j;
+    }
+    shift_up(h, j, len);
+    slot_set(h, (h->head + j) & 255u, v);
+    return len - j;
+}
+
+/* Insert v at position j < 256 of a full group whose last id has already
+ * been saved by the caller (it leaves the group). */
+static size_t put_full(grp *h, unsigned j, uint32_t v) {
+    if (j < 255u - j) {
+        shift_down(h, 0, j);
+        h->head = (uint8_t)(h->head - 1);
+        slot_set(h, (h->head + j) & 255u, v);
+        return j;
+    }
+    shift_up(h, j, 255u);
+    slot_set(h, (h->head + j) & 255u, v);
+    return 255u - j;
+}
+
+/* Remove position j of a group holding len ids; the slot of the old last
+ * position becomes free (position len - 1 after the call is dead). */
+static size_t take(grp *h, unsigned len, unsigned j) {
+    if (j < len - 1u - j) {
+        shift_up(h, 0, j);
+        h->head = (uint8_t)(h->head + 1);
+        return j;
+    }
+    shift_down(h, j + 1u, len);
+    return len - 1u - j;
+}
+
+/* ---- create / destroy -------------------------------------------------- */
+
+ark_status ark_idset_create(ark_idset **out, const ark_allocator *a) {
+    assert(out != NULL);
+    ark_allocator al;
+    ark_status st = ark__allocator_init(&al, a);
+    if (st != ARK_OK) {
+        return st;
+    }
+    ark_idset *s = ark__alloc(&al, sizeof(*s), 0);
+    if (s == NULL) {
+        return ARK_ENOMEM;
+    }
+    memset(s, 0, sizeof(*s));
+    s->alloc = al;
+    *out = s;
+    return ARK_OK;
+}
+
+void ark_idset_destroy(ark_idset *s) {
+    if (s == NULL) {
+        return;
+    }
+    while (s->ngroups > 0) {
+        drop_last(s);
+    }
+    while (s->nfree > 0) {
+        ark__free(&s->alloc, node_take(s), NODE_BYTES);
+    }
+    ark__free(&s->alloc, s->groups_w, s->cap * HDR_BYTES);
+    ark_allocator al = s->alloc;
+    ark__free(&al, s, sizeof(*s));
+}
+
+size_t ark_idset_memory(const ark_idset *s) {
+    assert(s != NULL);
+    return sizeof(*s) + s->cap * HDR_BYTES + s->nnodes * NODE_BYTES;
+}
+
+static void stats_reset(ark_idset *s) {
+    s->stat_moves = 0;
+    s->stat_promotions = 0;
+    s->stat_demotions = 0;
+    s->stat_rebases = 0;
+    s->stat_allocs = 0;
+}
+
+/* Reserve nodes, then header capacity for want groups; all or nothing. */
+static ark_status acquire(ark_idset *s, size_t nodes, size_t want) {
+    size_t added;
+    if (node_reserve(s, nodes, &added) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    if (headers_grow(s, want) != ARK_OK) {
+        node_unreserve(s, added);
+        return ARK_ENOMEM;
+    }
+    return ARK_OK;
+}
+
+/* ---- insert ----------------------------------------------------------------
+ */
+
+static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+    size_t last = s->ngroups - 1;
+    size_t L = glen(s, last);
+    int grows = L == GSIZE; /* the last group spills into a new one */
+    /* Pre-pass: the nodes this insert can need (promotions, new group). */
+    size_t need = 0;
+    int last_promotes = 0;
+    {
+        uint32_t x = id;
+        for (size_t i = k; i <= last; i++) {
+            const grp *h = &s->groups[i];
+            size_t len = glen(s, i);
+            uint32_t mn, mx, out = 0;
+            if (i == k) {
+                mn = j == 0 ? id : pos_get(h, 0);
+                if (len == GSIZE) {
+                    out = pos_get(h, 255);
+                    mx = j == 255 ? id : pos_get(h, 254);
+                } else {
+                    mx = j == len ? id : pos_get(h, (unsigned)len - 1);
+                }
+            } else {
+                mn = x;
+                if (len == GSIZE) {
+                    out = pos_get(h, 255);
+                    mx = pos_get(h, 254);
+                } else {
+                    mx = pos_get(h, (unsigned)len - 1);
+                }
+            }
+            need += need_node(s, i, mn, mx);
+            if (i == last) {
+                last_promotes = h->dense && mx - mn > DENSE_SPAN;
+            }
+            x = out;
+        }
+    }
+    if (grows) {
+        size_t g = s->ngroups;
+        int half = (g & 1u) && free_half(s, g - 1) != NULL && !last_promotes;
+        need += !half;
+    }
+    if (acquire(s, need, s->ngroups + (size_t)grows) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    /* Mutation: never fails from here on. */
+    grp *h = G(s, k);
+    size_t len = glen(s, k);
+    if (len < GSIZE) {
+        uint32_t mn = j == 0 ? id : pos_get(h, 0);
+        uint32_t mx = j == len ? id : pos_get(h, (unsigned)len - 1);
+        ensure(s, k, mn, mx);
+        s->stat_moves += put_open(h, (unsigned)len, j, id);
+        s->keys_w[k] = mn;
+        s->count++;
+        settle(s, k, mn, mx);
+        return ARK_OK;
+    }
+    uint32_t x = pos_get(h, 255);
+    {
+        uint32_t mn = j == 0 ? id : pos_get(h, 0);
+        uint32_t mx = j == 255 ? id : pos_get(h, 254);
+        ensure(s, k, mn, mx);
+        s->stat_moves += put_full(h, j, id);
+        s->keys_w[k] = mn;
+        settle(s, k, mn, mx);
+    }
+    for (size_t i = k + 1; i <= last; i++) {
+        h = G(s, i);
+        len = glen(s, i);
+        uint32_t mx, out = 0;
+        if (len == GSIZE) {
+            out = pos_get(h, 255);
+            mx = pos_get(h, 254);
+        } else {
+            mx = pos_get(h, (unsigned)len - 1);
+        }
+        ensure(s, i, x, mx);
+        h->head = (uint8_t)(h->head - 1);
+        slot_set(h, h->head, x);
+        s->keys_w[i] = x;
+        s->stat_moves++;
+        settle(s, i, x, mx);
+        x = out;
+    }
+    s->count++;
+    if (grows) {
+        add_group(s, x);
+        s->stat_moves++;
+    }
+    return ARK_OK;
+}
+
+static ark_status insert_first(ark_idset *s, uint32_t id) {
+    if (acquire(s, 1, 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    add_group(s, id);
+    s->count = 1;
+    return ARK_OK;
+}
+
+ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (s->count == 0) {
+        return insert_first(s, id);
+    }
+    size_t last = s->ngroups - 1;
+    size_t L = glen(s, last);
+    const grp *lh = &s->groups[last];
+    ark_status st;
+    if (id > pos_get(lh, (unsigned)L - 1)) {
+        /* Append: the entity-creation path, O(1) amortized. */
+        if (L < GSIZE) {
+            st = insert_at(s, last, (unsigned)L, id);
+        } else {
+            size_t g = s->ngroups;
+            int half = (g & 1u) && free_half(s, g - 1) != NULL;
+            st = acquire(s, !half, g + 1);
+            if (st == ARK_OK) {
+                add_group(s, id);
+                s->count++;
+            }
+        }
+    } else {
+        size_t k = id < s->keys[0] ? 0 : ark__idset_group_of(s, id);
+        size_t len = glen(s, k);
+        size_t j = ark__idset_group_lower(&s->groups[k], len, id);
+        if (j < len && pos_get(&s->groups[k], (unsigned)j) == id) {
+            return ARK_EEXIST;
+        }
+        if (j == len) { /* between groups: the next group's front */
+            k++;
+            j = 0;
+        }
+        st = insert_at(s, k, (unsigned)j, id);
+    }
+    node_trim(s);
+    return st;
+}
+
+/* ---- remove ------------------------------------------------------------ */
+
+static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+    size_t last = s->ngroups - 1;
+    /* Pre-pass: groups before the last gain the next group's first id. */
+    size_t need = 0;
+    for (size_t i = k; i < last; i++) {
+        const grp *h = &s->groups[i];
+        uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
+        need += need_node(s, i, mn, pos_get(&s->groups[i + 1], 0));
+    }
+    if (acquire(s, need, s->ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    grp *h = G(s, k);
+    size_t len = glen(s, k);
+    if (k == last) {
+        s->stat_moves += take(h, (unsigned)len, j);
+        s->count--;
+        if (len == 1) {
+            drop_last(s);
+        } else {
+            uint32_t mn = pos_get(h, 0);
+            s->keys_w[k] = mn;
+            settle(s, k, mn, pos_get(h, (unsigned)len - 2));
+        }
+        return ARK_OK;
+    }
+    {
+        uint32_t y = pos_get(&s->groups[k + 1], 0);
+        uint32_t mn = pos_get(h, j == 0 ? 1 : 0);
+        ensure(s, k, mn, y);
+        s->stat_moves += take(h, GSIZE, j);
+        slot_set(h, (h->head + 255u) & 255u, y);
+        s->keys_w[k] = mn;
+        settle(s, k, mn, y);
+    }
+    for (size_t i = k + 1; i < last; i++) {
+        h = G(s, i);
+        uint32_t y = pos_get(&s->groups[i + 1], 0);
+        uint32_t mn = pos_get(h, 1);
+        ensure(s, i, mn, y);
+        slot_set(h, h->head, y);
+        h->head = (uint8_t)(h->head + 1);
+        s->keys_w[i] = mn;
+        s->stat_moves++;
+        settle(s, i, mn, y);
+    }
+    h = G(s, last);
+    len = glen(s, last);
+    s->stat_moves++;
+    s->count--;
+    if (len == 1) {
+        drop_last(s);
+    } else {
+        h->head = (uint8_t)(h->head + 1);
+        uint32_t mn = pos_get(h, 0);
+        s->keys_w[last] = mn;
+        settle(s, last, mn, pos_get(h, (unsigned)len - 2));
+    }
+    return ARK_OK;
+}
+
+ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    size_t p = ark_idset_find(s, id);
+    if (p == ARK_NOT_FOUND) {
+        return ARK_ENOTFOUND;
+    }
+    ark_status st = remove_pos(s, p >> 8, (unsigned)(p & 255u));
+    node_trim(s);
+    return st;
+}
+
+ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (pos >= s->count) {
+        return ARK_ERANGE;
+    }
+    ark_status st = remove_pos(s, pos >> 8, (unsigned)(pos & 255u));
+    node_trim(s);
+    return st;
+}
+
+/* ---- remove_sorted ----------------------------------------------------- */
+
+/* A cursor over the positions of the present ids of a sorted batch, found
+ * with a monotone group cursor: O(groups + n * 8) for the whole batch. */
+typedef struct batch_cursor {
+    const uint32_t *ids;
+    size_t n, b, g;
+} batch_cursor;
+
+/* Return the next position of a present batch id, or ARK_NOT_FOUND. */
+static size_t batch_next(const ark_idset *s, batch_cursor *c) {
+    while (c->b < c->n) {
+        uint32_t id = c->ids[c->b++];
+        if (c->b >= 2 && c->ids[c->b - 2] == id) {
+            continue; /* a repeated id is removed once */
+        }
+        if (id < s->keys[0]) {
+            continue;
+        }
+        while (c->g + 1 < s->ngroups && s->keys[c->g + 1] <= id) {
+            c->g++;
+        }
+        const grp *h = &s->groups[c->g];
+        size_t len = glen(s, c->g);
+        size_t j = ark__idset_group_lower(h, len, id);
+        if (j < len && pos_get(h, (unsigned)j) == id) {
+            return (c->g << 8) + j;
+        }
+    }
+    return ARK_NOT_FOUND;
+}
+
+/* Write len (1..256) sorted ids as the whole content of group k, keeping
+ * its form when the range allows (dense groups take a fresh centre). */
+static void write_group(ark_idset *s, size_t k, const uint32_t *v, size_t len) {
+    grp *h = G(s, k);
+    uint32_t mn = v[0], mx = v[len - 1];
+    h->head = 0;
+    s->keys_w[k] = mn;
+    if (h->dense && mx - mn > DENSE_SPAN) {
+        h->data = shares(s, k) ? node_take(s) : node_of(h->data);
+        h->dense = 0;
+        h->base = 0;
+        h->credit = 0;
+        s->stat_promotions++;
+    }
+    if (h->dense) {
+        uint32_t base = centre_for(mn, mx);
+        int16_t *d = (int16_t *)h->data;
+        for (size_t i = 0; i < len; i++) {
+            d[i] = enc(base, v[i]);
+        }
+        h->base = base;
+    } else {
+        memcpy(h->data, v, len * sizeof(uint32_t));
+        h->credit = 0;
+    }
+}
+
+ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
+                                   size_t n) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (n == 0) {
+        return ARK_OK;
+    }
+    if (ids == NULL) {
+        return ARK_EINVAL;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (ids[i] < ids[i - 1]) {
+            return ARK_EINVAL;
+        }
+    }
+    if (s->count == 0) {
+        return ARK_OK;
+    }
+    /* Pass 1: how many ids go, and where the first one is. */
+    batch_cursor c = {ids, n, 0, 0};
+    size_t p0 = batch_next(s, &c), m = 0;
+    if (p0 == ARK_NOT_FOUND) {
+        return ARK_OK;
+    }
+    for (size_t p = p0; p != ARK_NOT_FOUND; p = batch_next(s, &c)) {
+        m++;
+    }
+    size_t newcount = s->count - m;
+    size_t k0 = p0 >> 8;
+    size_t newng = (newcount + GSIZE - 1) / GSIZE;
+    /* Pass 2: the range of each rewritten group, from the input position
+     * of its first and last kept id, to count the promotions' nodes. */
+    size_t need = 0;
+    {
+        batch_cursor c2 = {ids, n, 0, 0};
+        size_t r = batch_next(s, &c2); /* next removed position */
+        size_t removed = 0;            /* removed positions passed */
+        for (size_t k = k0; k < newng; k++) {
+            size_t q[2] = {k << 8, (k << 8) + GSIZE - 1};
+            if (q[1] >= newcount) {
+                q[1] = newcount - 1;
+            }
+            uint32_t v[2];
+            for (int e = 0; e < 2; e++) {
+                while (r != ARK_NOT_FOUND && r <= q[e] + removed) {
+                    removed++;
+                    r = batch_next(s, &c2);
+                }
+                v[e] = ark_idset_at(s, q[e] + removed);
+            }
+            need += need_node(s, k, v[0], v[1]);
+        }
+    }
+    if (acquire(s, need, s->ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    /* Pass 3: decode each group from k0, filter, rewrite groups in order.
+     * Output group k is written only after input group k was decoded. */
+    uint32_t in[GSIZE], out[GSIZE];
+    size_t outlen = 0, k = k0, b = 0, oldng = s->ngroups, oldcount = s->count;
+    for (size_t i = k0; i < oldng; i++) {
+        const grp *h = &s->groups[i];
+        size_t len = i + 1 < oldng ? GSIZE : oldcount - (i << 8);
+        unsigned hd = h->head;
+        for (size_t t = 0; t < len; t++) {
+            in[t] = slot_get(h, (hd + (unsigned)t) & 255u);
+        }
+        for (size_t t = 0; t < len; t++) {
+            uint32_t v = in[t];
+            while (b < n && ids[b] < v) {
+                b++;
+            }
+            if (b < n && ids[b] == v) {
+                b++;
+                continue;
+            }
+            out[outlen++] = v;
+            if (outlen == GSIZE) {
+                write_group(s, k++, out, GSIZE);
+                outlen = 0;
+            }
+        }
+    }
+    if (outlen > 0) {
+        write_group(s, k++, out, outlen);
+    }
+    s->stat_moves = oldcount - (k0 << 8);
+    /* Drop the groups past the new end; count first so glen sees it. */
+    s->count = newcount;
+    while (s->ngroups > newng) {
+        drop_last(s);
+    }
+    /* Rewritten groups take their best form at once (see the top). */
+    for (size_t g = k0; g < newng; g++) {
+        grp *h = G(s, g);
+        size_t len = glen(s, g);
+        uint32_t mn = pos_get(h, 0), mx = pos_get(h, (unsigned)len - 1);
+        if (!h->dense && mx - mn <= DEMOTE_SPAN) {
+            demote(s, g, mn, mx);
+        }
+        if ((g & 1u) && h->dense && !shares(s, g) &&
+            free_half(s, g - 1) != NULL) {
+            join(s, g);
+        }
+    }
+    node_trim(s);
+    return ARK_OK;
+}
+
+/* ---- copy -------------------------------------------------------------- */
+
+size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out, size_t n) {
+    assert(s != NULL);
+    if (pos >= s->count || n == 0) {
+        return 0;
+    }
+    if (n > s->count - pos) {
+        n = s->count - pos;
+    }
+    size_t done = 0;
+    while (done < n) {
+        size_t k = pos >> 8;
+        unsigned j = (unsigned)(pos & 255u);
+        const grp *h = &s->groups[k];
+        size_t seg = ark__idset_group_len(s, k) - j;
+        if (seg > n - done) {
+            seg = n - done;
+        }
+        unsigned slot = (h->head + j) & 255u;
+        size_t first = GSIZE - slot < seg ? GSIZE - slot : seg;
+        uint32_t *o = out + done;
+        if (h->dense) {
+            const int16_t *d = (const int16_t *)h->data;
+            uint32_t base = h->base;
+            for (size_t i = 0; i < first; i++) {
+                o[i] = base + (uint32_t)(int32_t)d[slot + i];
+            }
+            for (size_t i = first; i < seg; i++) {
+                o[i] = base + (uint32_t)(int32_t)d[i - first];
+            }
+        } else {
+            const uint32_t *d = (const uint32_t *)h->data;
+            memcpy(o, d + slot, first * sizeof(uint32_t));
+            memcpy(o + first, d, (seg - first) * sizeof(uint32_t));
+        }
+        done += seg;
+        pos += seg;
+    }
+    return n;
+}
+
+/* ---- validate ---------------------------------------------------------- */
+
+ark_status ark_idset_validate(const ark_idset *s) {
+    if (s == NULL) {
+        return ARK_ECORRUPT;
+    }
+    size_t ng = (s->count + GSIZE - 1) / GSIZE;
+    if (s->ngroups != ng || s->cap < ng || s->groups != s->groups_w ||
+        s->keys != s->keys_w || (ng > 0 && s->groups == NULL)) {
+        return ARK_ECORRUPT;
+    }
+    size_t used = 0;
+    int have_prev = 0;
+    uint32_t prev = 0;
+    for (size_t k = 0; k < ng; k++) {
+        const grp *h = &s->groups[k];
+        size_t len = glen(s, k);
+        uintptr_t addr = (uintptr_t)h->data;
+        if (h->data == NULL || len == 0 || len > GSIZE) {
+            return ARK_ECORRUPT;
+        }
+        if (h->dense) {
+            if (h->dense != 1 || addr % HALF_BYTES != 0 || h->base < 32768u ||
+                h->base > UINT32_MAX - 32767u || h->credit != 0) {
+                return ARK_ECORRUPT;
+            }
+            size_t b = k ^ 1u;
+            if (b < ng && s->groups[b].dense &&
+                node_of(s->groups[b].data) != node_of(h->data)) {
+                return ARK_ECORRUPT; /* dense buddies must share */
+            }
+            if (b < ng && s->groups[b].dense && s->groups[b].data == h->data) {
+                return ARK_ECORRUPT; /* same half twice */
+            }
+            used += shares(s, k) ? (k & 1u) == 0 : 1;
+        } else {
+            if (addr % NODE_BYTES != 0 || h->base != 0 ||
+                h->credit >= DEMOTE_CREDIT) {
+                return ARK_ECORRUPT;
+            }
+            used++;
+        }
+        uint32_t first = pos_get(h, 0);
+        if (s->keys[k] != first) {
+            return ARK_ECORRUPT;
+        }
+        for (unsigned j = 0; j < len; j++) {
+            uint32_t v = pos_get(h, j);
+            if (have_prev && v <= prev) {
+                return ARK_ECORRUPT;
+            }
+            have_prev = 1;
+            prev = v;
+        }
+        if (h->dense && prev - first > DENSE_SPAN) {
+            return ARK_ECORRUPT;
+        }
+    }
+    size_t nf = 0;
+    for (const void *n = s->free_nodes; n != NULL && nf <= s->nfree; nf++) {
+        memcpy(&n, n, sizeof(void *));
+    }
+    if (nf != s->nfree || used + s->nfree != s->nnodes) {
+        return ARK_ECORRUPT;
+    }
+    return ARK_OK;
+}
