@@ -498,41 +498,57 @@ static ark_status acquire(ark_idset *s, size_t nodes, size_t want) {
 /* ---- insert ----------------------------------------------------------------
  */
 
+/* After a demotion in this call, an odd dense group may have to join its
+ * even buddy (see the top); cheap when nothing was demoted. */
+static inline void maybe_join(ark_idset *s, size_t i) {
+    if (s->stat_demotions != 0 && (i & 1u) && s->groups[i].dense &&
+        !shares(s, i) && free_half(s, i - 1) != NULL) {
+        join(s, i);
+    }
+}
+
+/* Lazy demotion credit of a sparse group now spanning mn..mx. */
+static inline void credit(ark_idset *s, size_t i, uint32_t mn, uint32_t mx) {
+    grp *h = G(s, i);
+    if (mx - mn > DEMOTE_SPAN) {
+        h->credit = 0;
+    } else if (++h->credit >= DEMOTE_CREDIT) {
+        demote(s, i, mn, mx);
+    }
+}
+
 static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->ngroups - 1;
     size_t L = glen(s, last);
     int grows = L == GSIZE; /* the last group spills into a new one */
-    /* Pre-pass: the nodes this insert can need (promotions, new group). */
+    /* Pre-pass: the nodes this insert can need (promotions, new group).
+     * Group i > k receives x, the old last id of group i - 1, with
+     * keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
+     * does x, and the group cannot promote: no node is read then. */
     size_t need = 0;
     int last_promotes = 0;
-    {
-        uint32_t x = id;
-        for (size_t i = k; i <= last; i++) {
-            const grp *h = &s->groups[i];
-            size_t len = glen(s, i);
-            uint32_t mn, mx, out = 0;
-            if (i == k) {
-                mn = j == 0 ? id : pos_get(h, 0);
-                if (len == GSIZE) {
-                    out = pos_get(h, 255);
-                    mx = j == 255 ? id : pos_get(h, 254);
-                } else {
-                    mx = j == len ? id : pos_get(h, (unsigned)len - 1);
-                }
+    for (size_t i = k; i <= last; i++) {
+        const grp *h = &s->groups[i];
+        if (!h->dense || fits(h, i == k ? id : s->keys[i - 1])) {
+            continue;
+        }
+        size_t len = glen(s, i);
+        uint32_t mn, mx;
+        if (i == k) {
+            mn = j == 0 ? id : pos_get(h, 0);
+            if (len == GSIZE) {
+                mx = j == 255 ? id : pos_get(h, 254);
             } else {
-                mn = x;
-                if (len == GSIZE) {
-                    out = pos_get(h, 255);
-                    mx = pos_get(h, 254);
-                } else {
-                    mx = pos_get(h, (unsigned)len - 1);
-                }
+                mx = j == len ? id : pos_get(h, (unsigned)len - 1);
             }
-            need += need_node(s, i, mn, mx);
-            if (i == last) {
-                last_promotes = h->dense && mx - mn > DENSE_SPAN;
-            }
-            x = out;
+        } else {
+            mn = pos_get(&s->groups[i - 1], 255);
+            mx = pos_get(h, (unsigned)len - (len == GSIZE ? 2u : 1u));
+        }
+        int p = mx - mn > DENSE_SPAN;
+        need += (size_t)p && shares(s, i);
+        if (i == last) {
+            last_promotes = p;
         }
     }
     if (grows) {
@@ -565,24 +581,37 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
         s->keys_w[k] = mn;
         settle(s, k, mn, mx);
     }
+    /* The cascade: each later group takes x at its front and, if full,
+     * gives its last id on. In a full circular queue the slot before head
+     * is the last position, so both happen in one slot: read it, write x
+     * there, move head back. */
     for (size_t i = k + 1; i <= last; i++) {
         h = G(s, i);
-        len = glen(s, i);
-        uint32_t mx, out = 0;
-        if (len == GSIZE) {
-            out = pos_get(h, 255);
-            mx = pos_get(h, 254);
+        unsigned hd = h->head, ns = (hd - 1u) & 255u;
+        int full = i < last || L == GSIZE;
+        uint32_t out;
+        if (h->dense) {
+            int16_t *d = (int16_t *)h->data;
+            out = h->base + (uint32_t)(int32_t)d[ns];
+            if (!fits(h, x)) {
+                len = full ? GSIZE : L;
+                ensure(s, i, x, pos_get(h, (unsigned)len - (full ? 2u : 1u)));
+            }
+            slot_set(h, ns, x);
+            h->head = (uint8_t)ns;
         } else {
-            mx = pos_get(h, (unsigned)len - 1);
+            uint32_t *d = (uint32_t *)h->data;
+            uint32_t mx = d[(hd + (full ? 254u : (unsigned)L - 1u)) & 255u];
+            out = d[ns];
+            d[ns] = x;
+            h->head = (uint8_t)ns;
+            credit(s, i, x, mx);
         }
-        ensure(s, i, x, mx);
-        h->head = (uint8_t)(h->head - 1);
-        slot_set(h, h->head, x);
+        maybe_join(s, i);
         s->keys_w[i] = x;
-        s->stat_moves++;
-        settle(s, i, x, mx);
         x = out;
     }
+    s->stat_moves += last - k;
     s->count++;
     if (grows) {
         add_group(s, x);
@@ -608,8 +637,29 @@ ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     }
     size_t last = s->ngroups - 1;
     size_t L = glen(s, last);
-    const grp *lh = &s->groups[last];
+    grp *lh = G(s, last);
     ark_status st;
+    if (L < GSIZE) {
+        /* Append fast path: a free slot after the last id, no cascade. */
+        unsigned slot = (lh->head + (unsigned)L) & 255u;
+        if (lh->dense) {
+            int16_t *d = (int16_t *)lh->data;
+            if (id > lh->base + (uint32_t)(int32_t)d[(slot - 1u) & 255u] &&
+                fits(lh, id)) {
+                d[slot] = enc(lh->base, id);
+                s->count++;
+                return ARK_OK;
+            }
+        } else {
+            uint32_t *d = (uint32_t *)lh->data;
+            if (id > d[(slot - 1u) & 255u]) {
+                d[slot] = id;
+                s->count++;
+                credit(s, last, s->keys[last], id);
+                return ARK_OK;
+            }
+        }
+    }
     if (id > pos_get(lh, (unsigned)L - 1)) {
         /* Append: the entity-creation path, O(1) amortized. */
         if (L < GSIZE) {
@@ -644,12 +694,15 @@ ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
 
 static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     size_t last = s->ngroups - 1;
-    /* Pre-pass: groups before the last gain the next group's first id. */
+    /* Pre-pass: groups before the last gain y = keys[i+1] at the back;
+     * when y fits the window the group cannot promote. */
     size_t need = 0;
     for (size_t i = k; i < last; i++) {
         const grp *h = &s->groups[i];
-        uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
-        need += need_node(s, i, mn, pos_get(&s->groups[i + 1], 0));
+        if (h->dense && !fits(h, s->keys[i + 1])) {
+            uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
+            need += need_node(s, i, mn, s->keys[i + 1]);
+        }
     }
     if (acquire(s, need, s->ngroups) != ARK_OK) {
         return ARK_ENOMEM;
@@ -669,7 +722,7 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         return ARK_OK;
     }
     {
-        uint32_t y = pos_get(&s->groups[k + 1], 0);
+        uint32_t y = s->keys[k + 1];
         uint32_t mn = pos_get(h, j == 0 ? 1 : 0);
         ensure(s, k, mn, y);
         s->stat_moves += take(h, GSIZE, j);
@@ -677,20 +730,32 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         s->keys_w[k] = mn;
         settle(s, k, mn, y);
     }
+    /* The cascade: each middle group gives its first id back and takes
+     * the next group's first id (still keys[i+1]) in the same slot. */
     for (size_t i = k + 1; i < last; i++) {
         h = G(s, i);
-        uint32_t y = pos_get(&s->groups[i + 1], 0);
-        uint32_t mn = pos_get(h, 1);
-        ensure(s, i, mn, y);
-        slot_set(h, h->head, y);
-        h->head = (uint8_t)(h->head + 1);
+        uint32_t y = s->keys[i + 1];
+        unsigned hd = h->head, nh = (hd + 1u) & 255u;
+        uint32_t mn;
+        if (h->dense) {
+            if (!fits(h, y)) {
+                ensure(s, i, pos_get(h, 1), y);
+            }
+            slot_set(h, hd, y);
+            mn = slot_get(h, nh);
+        } else {
+            uint32_t *d = (uint32_t *)h->data;
+            d[hd] = y;
+            mn = d[nh];
+            credit(s, i, mn, y);
+        }
+        h->head = (uint8_t)nh;
+        maybe_join(s, i);
         s->keys_w[i] = mn;
-        s->stat_moves++;
-        settle(s, i, mn, y);
     }
+    s->stat_moves += last - k;
     h = G(s, last);
     len = glen(s, last);
-    s->stat_moves++;
     s->count--;
     if (len == 1) {
         drop_last(s);
@@ -724,6 +789,27 @@ ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
     ark_status st = remove_pos(s, pos >> 8, (unsigned)(pos & 255u));
     node_trim(s);
     return st;
+}
+
+/* Decode positions [j, j + n) of group h (n <= 256 - j... within the
+ * group) into out: at most two contiguous slot runs, each a tight loop. */
+static void decode(const grp *h, size_t j, size_t n, uint32_t *out) {
+    unsigned slot = (h->head + (unsigned)j) & 255u;
+    size_t first = GSIZE - slot < n ? GSIZE - slot : n;
+    if (h->dense) {
+        const int16_t *d = (const int16_t *)h->data;
+        uint32_t base = h->base;
+        for (size_t i = 0; i < first; i++) {
+            out[i] = base + (uint32_t)(int32_t)d[slot + i];
+        }
+        for (size_t i = first; i < n; i++) {
+            out[i] = base + (uint32_t)(int32_t)d[i - first];
+        }
+    } else {
+        const uint32_t *d = (const uint32_t *)h->data;
+        memcpy(out, d + slot, first * sizeof(uint32_t));
+        memcpy(out + first, d, (n - first) * sizeof(uint32_t));
+    }
 }
 
 /* ---- remove_sorted ----------------------------------------------------- */
@@ -846,13 +932,25 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
     uint32_t in[GSIZE], out[GSIZE];
     size_t outlen = 0, k = k0, b = 0, oldng = s->ngroups, oldcount = s->count;
     for (size_t i = k0; i < oldng; i++) {
-        const grp *h = &s->groups[i];
         size_t len = i + 1 < oldng ? GSIZE : oldcount - (i << 8);
-        unsigned hd = h->head;
-        for (size_t t = 0; t < len; t++) {
-            in[t] = slot_get(h, (hd + (unsigned)t) & 255u);
+        decode(&s->groups[i], 0, len, in);
+        size_t t = 0;
+        if (b >= n || ids[b] > in[len - 1]) {
+            /* No batch id falls in this group: move it in bulk. */
+            while (t < len) {
+                size_t run =
+                    len - t < GSIZE - outlen ? len - t : GSIZE - outlen;
+                memcpy(out + outlen, in + t, run * sizeof(uint32_t));
+                outlen += run;
+                t += run;
+                if (outlen == GSIZE) {
+                    write_group(s, k++, out, GSIZE);
+                    outlen = 0;
+                }
+            }
+            continue;
         }
-        for (size_t t = 0; t < len; t++) {
+        for (; t < len; t++) {
             uint32_t v = in[t];
             while (b < n && ids[b] < v) {
                 b++;
@@ -913,23 +1011,7 @@ size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out, size_t n) {
         if (seg > n - done) {
             seg = n - done;
         }
-        unsigned slot = (h->head + j) & 255u;
-        size_t first = GSIZE - slot < seg ? GSIZE - slot : seg;
-        uint32_t *o = out + done;
-        if (h->dense) {
-            const int16_t *d = (const int16_t *)h->data;
-            uint32_t base = h->base;
-            for (size_t i = 0; i < first; i++) {
-                o[i] = base + (uint32_t)(int32_t)d[slot + i];
-            }
-            for (size_t i = first; i < seg; i++) {
-                o[i] = base + (uint32_t)(int32_t)d[i - first];
-            }
-        } else {
-            const uint32_t *d = (const uint32_t *)h->data;
-            memcpy(o, d + slot, first * sizeof(uint32_t));
-            memcpy(o + first, d, (seg - first) * sizeof(uint32_t));
-        }
+        decode(h, j, seg, out + done);
         done += seg;
         pos += seg;
     }

@@ -162,11 +162,16 @@ inline size_t ark__idset_group_of(const ark_idset *s, uint32_t id) {
     return (size_t)(b - s->keys);
 }
 
-/* Private: the first position j in [0, len] of group g whose id >= id. */
+/* Private: the first position j in [0, len] of group g whose id >= id.
+ * The queue is two sorted runs in slot order: slots [head, 256) hold the
+ * first positions, slots [0, head) the rest. One comparison picks the run,
+ * then a branchless search (conditional moves, no jumps) runs over plain
+ * contiguous memory like a flat array's. */
 inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
                                      uint32_t id) {
-    size_t lo = 0, n = len;
     unsigned head = g->head;
+    size_t na = 256u - head < len ? 256u - head : len;
+    size_t nb = len - na;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
         uint32_t off = id - (g->base - 32768u);
@@ -175,20 +180,28 @@ inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
             return id < g->base ? 0 : len;
         }
         int16_t t = (int16_t)((int32_t)off - 32768);
+        int second = (nb > 0) & (d[255] < t);
+        const int16_t *b = second ? d : d + head;
+        const int16_t *start = b;
+        size_t n = second ? nb : na;
         while (n > 1) {
             size_t half = n >> 1;
-            lo = d[(head + lo + half) & 255u] < t ? lo + half : lo;
+            b = b[half] < t ? b + half : b;
             n -= half;
         }
-        return lo + (d[(head + lo) & 255u] < t);
+        return (second ? na : 0) + (size_t)(b - start) + (*b < t);
     }
-    const uint32_t *v = (const uint32_t *)g->data;
+    const uint32_t *d = (const uint32_t *)g->data;
+    int second = (nb > 0) & (d[255] < id);
+    const uint32_t *b = second ? d : d + head;
+    const uint32_t *start = b;
+    size_t n = second ? nb : na;
     while (n > 1) {
         size_t half = n >> 1;
-        lo = v[(head + lo + half) & 255u] < id ? lo + half : lo;
+        b = b[half] < id ? b + half : b;
         n -= half;
     }
-    return lo + (v[(head + lo) & 255u] < id);
+    return (second ? na : 0) + (size_t)(b - start) + (*b < id);
 }
 
 /* Private: ids held by group k. */
