@@ -517,6 +517,57 @@ static inline void credit(ark_idset *s, size_t i, uint32_t mn, uint32_t mx) {
     }
 }
 
+/* Cascade steps look this many groups ahead to prefetch the slot they
+ * will touch: at large sizes each step is a cache miss on a node, and the
+ * headers say where the next ones are. */
+#define PREFETCH_AHEAD 4
+
+/* Prefetch the slot at head + delta of group g (for writing). */
+static inline void prefetch_slot(const grp *g, int delta) {
+#if defined(__GNUC__)
+    unsigned slot = (unsigned)(g->head + delta) & 255u;
+    __builtin_prefetch((const char *)g->data + (slot << (g->dense ? 1 : 2)), 1);
+#else
+    (void)g;
+    (void)delta;
+#endif
+}
+
+/* One general insert-cascade step: x enters group i (holding len ids) at
+ * the front; return the id that leaves at the back when it was full. */
+static uint32_t step_in(ark_idset *s, size_t i, size_t len, uint32_t x) {
+    grp *h = G(s, i);
+    unsigned ns = (h->head - 1u) & 255u;
+    int full = len == GSIZE;
+    uint32_t out = full ? slot_get(h, ns) : 0;
+    uint32_t mx = pos_get(h, (unsigned)len - (full ? 2u : 1u));
+    ensure(s, i, x, mx);
+    slot_set(h, ns, x);
+    h->head = (uint8_t)ns;
+    if (!h->dense) {
+        credit(s, i, x, mx);
+    }
+    maybe_join(s, i);
+    s->keys_w[i] = x;
+    return out;
+}
+
+/* One general remove-cascade step on a full middle group i: its first id
+ * leaves, y (the next group's first) enters at the back. */
+static void step_out(ark_idset *s, size_t i, uint32_t y) {
+    grp *h = G(s, i);
+    unsigned hd = h->head;
+    uint32_t mn = pos_get(h, 1);
+    ensure(s, i, mn, y);
+    slot_set(h, hd, y);
+    h->head = (uint8_t)(hd + 1u);
+    if (!h->dense) {
+        credit(s, i, mn, y);
+    }
+    maybe_join(s, i);
+    s->keys_w[i] = mn;
+}
+
 static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->ngroups - 1;
     size_t L = glen(s, last);
@@ -584,32 +635,46 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     /* The cascade: each later group takes x at its front and, if full,
      * gives its last id on. In a full circular queue the slot before head
      * is the last position, so both happen in one slot: read it, write x
-     * there, move head back. */
-    for (size_t i = k + 1; i <= last; i++) {
-        h = G(s, i);
-        unsigned hd = h->head, ns = (hd - 1u) & 255u;
-        int full = i < last || L == GSIZE;
+     * there, move head back. The common case (x fits the dense window, or
+     * a sparse group stays wide) is inline; the rest goes to step_in. */
+    grp *gw = s->groups_w;
+    uint32_t *keys = s->keys_w;
+    size_t dem = s->stat_demotions;
+    size_t i = k + 1;
+    for (; i < last; i++) {
+        h = &gw[i];
+        if (i + PREFETCH_AHEAD < last) {
+            prefetch_slot(&gw[i + PREFETCH_AHEAD], -1);
+        }
+        unsigned ns = (h->head - 1u) & 255u;
         uint32_t out;
         if (h->dense) {
             int16_t *d = (int16_t *)h->data;
-            out = h->base + (uint32_t)(int32_t)d[ns];
-            if (!fits(h, x)) {
-                len = full ? GSIZE : L;
-                ensure(s, i, x, pos_get(h, (unsigned)len - (full ? 2u : 1u)));
+            uint32_t off = x - (h->base - 32768u);
+            if (off > 65535u || dem != 0) {
+                x = step_in(s, i, GSIZE, x);
+                dem = s->stat_demotions;
+                continue;
             }
-            slot_set(h, ns, x);
-            h->head = (uint8_t)ns;
+            out = h->base + (uint32_t)(int32_t)d[ns];
+            d[ns] = (int16_t)((int32_t)off - 32768);
         } else {
             uint32_t *d = (uint32_t *)h->data;
-            uint32_t mx = d[(hd + (full ? 254u : (unsigned)L - 1u)) & 255u];
+            if (d[(ns - 1u) & 255u] - x <= DEMOTE_SPAN || dem != 0) {
+                x = step_in(s, i, GSIZE, x);
+                dem = s->stat_demotions;
+                continue;
+            }
             out = d[ns];
             d[ns] = x;
-            h->head = (uint8_t)ns;
-            credit(s, i, x, mx);
+            h->credit = 0;
         }
-        maybe_join(s, i);
-        s->keys_w[i] = x;
+        h->head = (uint8_t)ns;
+        keys[i] = x;
         x = out;
+    }
+    if (i == last) {
+        x = step_in(s, last, L, x);
     }
     s->stat_moves += last - k;
     s->count++;
@@ -732,26 +797,40 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     }
     /* The cascade: each middle group gives its first id back and takes
      * the next group's first id (still keys[i+1]) in the same slot. */
+    grp *gw = s->groups_w;
+    uint32_t *keys = s->keys_w;
+    size_t dem = s->stat_demotions;
     for (size_t i = k + 1; i < last; i++) {
-        h = G(s, i);
-        uint32_t y = s->keys[i + 1];
+        h = &gw[i];
+        if (i + PREFETCH_AHEAD < last) {
+            prefetch_slot(&gw[i + PREFETCH_AHEAD], 0);
+        }
+        uint32_t y = keys[i + 1];
         unsigned hd = h->head, nh = (hd + 1u) & 255u;
         uint32_t mn;
         if (h->dense) {
-            if (!fits(h, y)) {
-                ensure(s, i, pos_get(h, 1), y);
+            int16_t *d = (int16_t *)h->data;
+            uint32_t off = y - (h->base - 32768u);
+            if (off > 65535u || dem != 0) {
+                step_out(s, i, y);
+                dem = s->stat_demotions;
+                continue;
             }
-            slot_set(h, hd, y);
-            mn = slot_get(h, nh);
+            d[hd] = (int16_t)((int32_t)off - 32768);
+            mn = h->base + (uint32_t)(int32_t)d[nh];
         } else {
             uint32_t *d = (uint32_t *)h->data;
-            d[hd] = y;
             mn = d[nh];
-            credit(s, i, mn, y);
+            if (y - mn <= DEMOTE_SPAN || dem != 0) {
+                step_out(s, i, y);
+                dem = s->stat_demotions;
+                continue;
+            }
+            d[hd] = y;
+            h->credit = 0;
         }
         h->head = (uint8_t)nh;
-        maybe_join(s, i);
-        s->keys_w[i] = mn;
+        keys[i] = mn;
     }
     s->stat_moves += last - k;
     h = G(s, last);
