@@ -103,9 +103,21 @@ static size_t ark_allocs(const void *s) {
 }
 
 static const idset_impl ark_impl = {
-    "ark",         ark_create,        ark_destroy, ark_insert, ark_remove,
-    ark_remove_at, ark_remove_sorted, ark_at,      ark_lb,     ark_find,
-    ark_count,     ark_sum,           ark_memory,  ark_allocs};
+    .name = "ark",
+    .create = ark_create,
+    .destroy = ark_destroy,
+    .insert = ark_insert,
+    .remove = ark_remove,
+    .remove_at = ark_remove_at,
+    .remove_sorted = ark_remove_sorted,
+    .at = ark_at,
+    .lower_bound = ark_lb,
+    .find = ark_find,
+    .count = ark_count,
+    .sum = ark_sum,
+    .memory = ark_memory,
+    .allocs = ark_allocs,
+};
 IDSET_KERNELS(ark, ark_impl);
 
 /* ---- flat -----------------------------------------------------------------
@@ -224,9 +236,21 @@ static size_t flat_memory(const void *s) {
 static size_t flat_allocs(const void *s) { return ((const flat *)s)->allocs; }
 
 static const idset_impl flat_impl = {
-    "flat",         flat_create,        flat_destroy, flat_insert, flat_remove,
-    flat_remove_at, flat_remove_sorted, flat_at,      flat_lb,     flat_find,
-    flat_count,     flat_sum,           flat_memory,  flat_allocs};
+    .name = "flat",
+    .create = flat_create,
+    .destroy = flat_destroy,
+    .insert = flat_insert,
+    .remove = flat_remove,
+    .remove_at = flat_remove_at,
+    .remove_sorted = flat_remove_sorted,
+    .at = flat_at,
+    .lower_bound = flat_lb,
+    .find = flat_find,
+    .count = flat_count,
+    .sum = flat_sum,
+    .memory = flat_memory,
+    .allocs = flat_allocs,
+};
 IDSET_KERNELS(flat, flat_impl);
 
 int main(int argc, char **argv) {

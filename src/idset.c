@@ -51,6 +51,7 @@
 
 /* The one external definition of each inline function of idset.h. */
 ARK_API extern inline uint32_t ark_idset_at(const ark_idset *s, size_t pos);
+ARK_API extern inline ark_status ark_idset_insert(ark_idset *s, uint32_t id);
 ARK_API extern inline size_t ark__idset_group_of(const ark_idset *s,
                                                  uint32_t id);
 ARK_API extern inline size_t ark__idset_group_lower(const ark__idset_group *g,
@@ -694,7 +695,7 @@ static ark_status insert_first(ark_idset *s, uint32_t id) {
     return ARK_OK;
 }
 
-ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
     assert(s != NULL);
     stats_reset(s);
     if (s->count == 0) {
@@ -893,60 +894,101 @@ static void decode(const grp *h, size_t j, size_t n, uint32_t *out) {
 
 /* ---- remove_sorted ----------------------------------------------------- */
 
-/* A cursor over the positions of the present ids of a sorted batch, found
- * with a monotone group cursor: O(groups + n * 8) for the whole batch. */
-typedef struct batch_cursor {
-    const uint32_t *ids;
-    size_t n, b, g;
-} batch_cursor;
-
-/* Return the next position of a present batch id, or ARK_NOT_FOUND. */
-static size_t batch_next(const ark_idset *s, batch_cursor *c) {
-    while (c->b < c->n) {
-        uint32_t id = c->ids[c->b++];
-        if (c->b >= 2 && c->ids[c->b - 2] == id) {
-            continue; /* a repeated id is removed once */
-        }
-        if (id < s->keys[0]) {
-            continue;
-        }
-        while (c->g + 1 < s->ngroups && s->keys[c->g + 1] <= id) {
-            c->g++;
-        }
-        const grp *h = &s->groups[c->g];
-        size_t len = glen(s, c->g);
-        size_t j = ark__idset_group_lower(h, len, id);
-        if (j < len && pos_get(h, (unsigned)j) == id) {
-            return (c->g << 8) + j;
-        }
-    }
-    return ARK_NOT_FOUND;
-}
-
-/* Write len (1..256) sorted ids as the whole content of group k, keeping
- * its form when the range allows (dense groups take a fresh centre). */
+/* Write len (1..256) sorted ids as the whole content of group k, in the
+ * form its range asks for. The sweep rewrites every group anyway, so it
+ * demotes at once (no credit) and joins odd dense groups to their even
+ * buddy's free half. Never allocates: a promotion takes a reserved node. */
 static void write_group(ark_idset *s, size_t k, const uint32_t *v, size_t len) {
     grp *h = G(s, k);
     uint32_t mn = v[0], mx = v[len - 1];
     h->head = 0;
+    h->credit = 0;
     s->keys_w[k] = mn;
-    if (h->dense && mx - mn > DENSE_SPAN) {
-        h->data = shares(s, k) ? node_take(s) : node_of(h->data);
-        h->dense = 0;
-        h->base = 0;
-        h->credit = 0;
-        s->stat_promotions++;
+    if (mx - mn > DENSE_SPAN || (!h->dense && mx - mn > DEMOTE_SPAN)) {
+        if (h->dense) {
+            h->data = shares(s, k) ? node_take(s) : node_of(h->data);
+            h->dense = 0;
+            h->base = 0;
+            s->stat_promotions++;
+        }
+        memcpy(h->data, v, len * sizeof(uint32_t));
+        return;
     }
-    if (h->dense) {
-        uint32_t base = centre_for(mn, mx);
-        int16_t *d = (int16_t *)h->data;
+    char *dst = (k & 1u) && !shares(s, k) ? free_half(s, k - 1) : NULL;
+    if (dst != NULL) {
+        node_give(s, node_of(h->data)); /* k owned its node alone */
+    } else {
+        dst = h->dense ? (char *)h->data : node_of(h->data);
+    }
+    if (!h->dense) {
+        s->stat_demotions++;
+    }
+    uint32_t base = centre_for(mn, mx);
+    int16_t *d = (int16_t *)(void *)dst;
+    if (len == GSIZE) {
+        for (size_t i = 0; i < GSIZE; i++) { /* constant trip: vectorised */
+            d[i] = enc(base, v[i]);
+        }
+    } else {
         for (size_t i = 0; i < len; i++) {
             d[i] = enc(base, v[i]);
         }
-        h->base = base;
-    } else {
-        memcpy(h->data, v, len * sizeof(uint32_t));
-        h->credit = 0;
+    }
+    h->data = d;
+    h->dense = 1;
+    h->base = base;
+}
+
+/* Decode the len ids of group h in position order. */
+static void decode_group(const grp *h, size_t len, uint32_t *out) {
+    if (len < GSIZE) {
+        decode(h, 0, len, out);
+        return;
+    }
+    uint32_t tmp[GSIZE];
+    const uint32_t *src = (const uint32_t *)h->data;
+    if (h->dense) {
+        const int16_t *d = (const int16_t *)h->data;
+        uint32_t base = h->base;
+        for (size_t i = 0; i < GSIZE; i++) { /* constant trip: vectorised */
+            tmp[i] = base + (uint32_t)(int32_t)d[i];
+        }
+        src = tmp;
+    }
+    unsigned hd = h->head;
+    memcpy(out, src + hd, (GSIZE - hd) * sizeof(uint32_t));
+    memcpy(out + (GSIZE - hd), src, hd * sizeof(uint32_t));
+}
+
+/* The first index in v[0, n) (n >= 1) whose value is >= id, or n. */
+static size_t lower_u32(const uint32_t *v, size_t n, uint32_t id) {
+    const uint32_t *b = v;
+    while (n > 1) {
+        size_t half = n >> 1;
+        b = b[half] < id ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - v) + (*b < id);
+}
+
+/* The output side of the sweep: a buffer of up to 256 kept ids, flushed
+ * into group k. */
+typedef struct rs_out {
+    uint32_t buf[GSIZE];
+    size_t len, k;
+} rs_out;
+
+static void rs_emit(ark_idset *s, rs_out *o, const uint32_t *v, size_t n) {
+    while (n > 0) {
+        size_t c = GSIZE - o->len < n ? GSIZE - o->len : n;
+        memcpy(o->buf + o->len, v, c * sizeof(uint32_t));
+        o->len += c;
+        v += c;
+        n -= c;
+        if (o->len == GSIZE) {
+            write_group(s, o->k++, o->buf, GSIZE);
+            o->len = 0;
+        }
     }
 }
 
@@ -968,104 +1010,66 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
     if (s->count == 0) {
         return ARK_OK;
     }
-    /* Pass 1: how many ids go, and where the first one is. */
-    batch_cursor c = {ids, n, 0, 0};
-    size_t p0 = batch_next(s, &c), m = 0;
-    if (p0 == ARK_NOT_FOUND) {
+    /* Groups before the one holding the first batch id are untouched. */
+    size_t p0 = ark_idset_lower_bound(s, ids[0]);
+    if (p0 >= s->count) {
         return ARK_OK;
     }
-    for (size_t p = p0; p != ARK_NOT_FOUND; p = batch_next(s, &c)) {
-        m++;
-    }
-    size_t newcount = s->count - m;
-    size_t k0 = p0 >> 8;
-    size_t newng = (newcount + GSIZE - 1) / GSIZE;
-    /* Pass 2: the range of each rewritten group, from the input position
-     * of its first and last kept id, to count the promotions' nodes. */
+    size_t k0 = p0 >> 8, oldng = s->ngroups, oldcount = s->count;
+    /* Nodes for promotions, bounded without finding the batch: output
+     * group k holds kept ids from input positions [256k, 256k + 255 + n],
+     * so its values lie in [keys[k], keys[(256k + 255 + n) / 256 + 1]]
+     * (or the maximum). A dense group whose window holds both ends cannot
+     * promote; any other dense group that shares its node may. */
     size_t need = 0;
-    {
-        batch_cursor c2 = {ids, n, 0, 0};
-        size_t r = batch_next(s, &c2); /* next removed position */
-        size_t removed = 0;            /* removed positions passed */
-        for (size_t k = k0; k < newng; k++) {
-            size_t q[2] = {k << 8, (k << 8) + GSIZE - 1};
-            if (q[1] >= newcount) {
-                q[1] = newcount - 1;
-            }
-            uint32_t v[2];
-            for (int e = 0; e < 2; e++) {
-                while (r != ARK_NOT_FOUND && r <= q[e] + removed) {
-                    removed++;
-                    r = batch_next(s, &c2);
-                }
-                v[e] = ark_idset_at(s, q[e] + removed);
-            }
-            need += need_node(s, k, v[0], v[1]);
+    uint32_t top = ark_idset_at(s, oldcount - 1);
+    for (size_t k = k0; k < oldng; k++) {
+        const grp *h = &s->groups[k];
+        if (!h->dense || !shares(s, k)) {
+            continue;
         }
+        size_t hi = (k << 8) + 255u + n; /* input position bound */
+        size_t g = hi / GSIZE + 1;
+        uint32_t up = hi >= oldcount - 1 || g >= oldng ? top : s->keys[g];
+        need += !fits(h, s->keys[k]) || !fits(h, up);
     }
     if (acquire(s, need, s->ngroups) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    /* Pass 3: decode each group from k0, filter, rewrite groups in order.
-     * Output group k is written only after input group k was decoded. */
-    uint32_t in[GSIZE], out[GSIZE];
-    size_t outlen = 0, k = k0, b = 0, oldng = s->ngroups, oldcount = s->count;
+    /* Decode each group from k0, copy the runs between batch ids to the
+     * output buffer, rewrite output groups in order. Output group k is
+     * written only after input group k was decoded (writes lag reads). */
+    rs_out o = {{0}, 0, k0};
+    size_t b = 0;
     for (size_t i = k0; i < oldng; i++) {
+        uint32_t in[GSIZE];
         size_t len = i + 1 < oldng ? GSIZE : oldcount - (i << 8);
-        decode(&s->groups[i], 0, len, in);
+        decode_group(&s->groups[i], len, in);
         size_t t = 0;
-        if (b >= n || ids[b] > in[len - 1]) {
-            /* No batch id falls in this group: move it in bulk. */
-            while (t < len) {
-                size_t run =
-                    len - t < GSIZE - outlen ? len - t : GSIZE - outlen;
-                memcpy(out + outlen, in + t, run * sizeof(uint32_t));
-                outlen += run;
-                t += run;
-                if (outlen == GSIZE) {
-                    write_group(s, k++, out, GSIZE);
-                    outlen = 0;
-                }
+        while (t < len && b < n && ids[b] <= in[len - 1]) {
+            uint32_t id = ids[b++];
+            if (id < in[t]) {
+                continue; /* absent, or a repeat */
             }
-            continue;
+            size_t p = t + lower_u32(in + t, len - t, id);
+            rs_emit(s, &o, in + t, p - t);
+            t = p + (in[p] == id);
         }
-        for (; t < len; t++) {
-            uint32_t v = in[t];
-            while (b < n && ids[b] < v) {
-                b++;
-            }
-            if (b < n && ids[b] == v) {
-                b++;
-                continue;
-            }
-            out[outlen++] = v;
-            if (outlen == GSIZE) {
-                write_group(s, k++, out, GSIZE);
-                outlen = 0;
-            }
-        }
+        rs_emit(s, &o, in + t, len - t);
     }
-    if (outlen > 0) {
-        write_group(s, k++, out, outlen);
+    if (o.len > 0) {
+        write_group(s, o.k++, o.buf, o.len);
     }
+    size_t newcount = ((o.k - 1) << 8) + (o.len ? o.len : GSIZE);
+    if (o.k == k0) {
+        newcount = k0 << 8;
+    }
+    size_t newng = o.k;
     s->stat_moves = oldcount - (k0 << 8);
     /* Drop the groups past the new end; count first so glen sees it. */
     s->count = newcount;
     while (s->ngroups > newng) {
         drop_last(s);
-    }
-    /* Rewritten groups take their best form at once (see the top). */
-    for (size_t g = k0; g < newng; g++) {
-        grp *h = G(s, g);
-        size_t len = glen(s, g);
-        uint32_t mn = pos_get(h, 0), mx = pos_get(h, (unsigned)len - 1);
-        if (!h->dense && mx - mn <= DEMOTE_SPAN) {
-            demote(s, g, mn, mx);
-        }
-        if ((g & 1u) && h->dense && !shares(s, g) &&
-            free_half(s, g - 1) != NULL) {
-            join(s, g);
-        }
     }
     node_trim(s);
     return ARK_OK;

@@ -86,6 +86,13 @@ typedef struct ark_idset {
     size_t stat_allocs;     /* allocator calls that succeeded */
 } ark_idset;
 
+/* Private: a sparse group whose range stays at or below this is counted
+ * towards a lazy demotion (see idset.c). */
+#define ARK__IDSET_DEMOTE_SPAN 49151u
+
+/* Private: the general insert (ark_idset_insert's slow path). */
+ARK_API ark_status ark__idset_insert(ark_idset *s, uint32_t id);
+
 /*
  * Create an empty set. a may be NULL (the C library). *out is set only on
  * success.
@@ -100,9 +107,43 @@ ARK_API void ark_idset_destroy(ark_idset *s);
  * Insert an id, keeping the order.
  * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
  * Complexity: O(log n + 127 + groups); O(1) amortized when id is above
- * every id held (entities created in increasing order).
+ * every id held (entities created in increasing order: the inline path
+ * below writes the next free slot of the last group).
  */
-ARK_API ark_status ark_idset_insert(ark_idset *s, uint32_t id);
+inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+    size_t n = s->count;
+    if ((n & 255u) != 0) {
+        ark__idset_group *g = &s->groups_w[n >> 8];
+        unsigned slot = (unsigned)(g->head + n) & 255u;
+        unsigned prev = (slot - 1u) & 255u;
+        int ok = 0;
+        if (g->dense) {
+            int16_t *d = (int16_t *)g->data;
+            uint32_t off = id - (g->base - 32768u);
+            if (id > g->base + (uint32_t)(int32_t)d[prev] && off <= 65535u) {
+                d[slot] = (int16_t)((int32_t)off - 32768);
+                ok = 1;
+            }
+        } else {
+            uint32_t *d = (uint32_t *)g->data;
+            if (id > d[prev] && id - s->keys[n >> 8] > ARK__IDSET_DEMOTE_SPAN) {
+                d[slot] = id;
+                g->credit = 0;
+                ok = 1;
+            }
+        }
+        if (ok) {
+            s->count = n + 1;
+            s->stat_moves = 0;
+            s->stat_promotions = 0;
+            s->stat_demotions = 0;
+            s->stat_rebases = 0;
+            s->stat_allocs = 0;
+            return ARK_OK;
+        }
+    }
+    return ark__idset_insert(s, id);
+}
 
 /*
  * Remove an id.
