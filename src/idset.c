@@ -523,16 +523,20 @@ static inline void credit(ark_idset *s, size_t i, uint32_t mn, uint32_t mx) {
  * headers say where the next ones are. */
 #define PREFETCH_AHEAD 4
 
-/* Prefetch the slot at head + delta of group g (for writing). */
+/* Prefetch the slot at head + delta of group g (for writing). The shift
+ * is 1 for dense (int16) and 2 for sparse (uint32) slots. */
 static inline void prefetch_slot(const grp *g, int delta) {
 #if defined(__GNUC__)
     unsigned slot = (unsigned)(g->head + delta) & 255u;
-    __builtin_prefetch((const char *)g->data + (slot << (g->dense ? 1 : 2)), 1);
+    __builtin_prefetch((const char *)g->data + (slot << (2u - g->dense)), 1);
 #else
     (void)g;
     (void)delta;
 #endif
 }
+
+/* Prefetching pays once the nodes outgrow the caches. */
+#define PREFETCH_MIN_GROUPS 1024u
 
 /* One general insert-cascade step: x enters group i (holding len ids) at
  * the front; return the id that leaves at the back when it was full. */
@@ -640,11 +644,15 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
      * a sparse group stays wide) is inline; the rest goes to step_in. */
     grp *gw = s->groups_w;
     uint32_t *keys = s->keys_w;
-    size_t dem = s->stat_demotions;
     size_t i = k + 1;
-    for (; i < last; i++) {
+    /* Fast loop while nothing was demoted in this call (a demotion may
+     * call for a join, which step_in handles). */
+    int pf = s->ngroups >= PREFETCH_MIN_GROUPS;
+    int calm = s->stat_demotions == 0;
+    size_t pf_end = last > PREFETCH_AHEAD ? last - PREFETCH_AHEAD : 0;
+    for (; i < last && calm; i++) {
         h = &gw[i];
-        if (i + PREFETCH_AHEAD < last) {
+        if (pf && i < pf_end) {
             prefetch_slot(&gw[i + PREFETCH_AHEAD], -1);
         }
         unsigned ns = (h->head - 1u) & 255u;
@@ -652,18 +660,18 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
         if (h->dense) {
             int16_t *d = (int16_t *)h->data;
             uint32_t off = x - (h->base - 32768u);
-            if (off > 65535u || dem != 0) {
+            if (off > 65535u) {
                 x = step_in(s, i, GSIZE, x);
-                dem = s->stat_demotions;
+                calm = s->stat_demotions == 0;
                 continue;
             }
             out = h->base + (uint32_t)(int32_t)d[ns];
             d[ns] = (int16_t)((int32_t)off - 32768);
         } else {
             uint32_t *d = (uint32_t *)h->data;
-            if (d[(ns - 1u) & 255u] - x <= DEMOTE_SPAN || dem != 0) {
+            if (d[(ns - 1u) & 255u] - x <= DEMOTE_SPAN) {
                 x = step_in(s, i, GSIZE, x);
-                dem = s->stat_demotions;
+                calm = s->stat_demotions == 0;
                 continue;
             }
             out = d[ns];
@@ -673,6 +681,9 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
         h->head = (uint8_t)ns;
         keys[i] = x;
         x = out;
+    }
+    for (; i < last; i++) {
+        x = step_in(s, i, GSIZE, x);
     }
     if (i == last) {
         x = step_in(s, last, L, x);
@@ -800,10 +811,13 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
      * the next group's first id (still keys[i+1]) in the same slot. */
     grp *gw = s->groups_w;
     uint32_t *keys = s->keys_w;
-    size_t dem = s->stat_demotions;
-    for (size_t i = k + 1; i < last; i++) {
+    size_t i = k + 1;
+    int pf = s->ngroups >= PREFETCH_MIN_GROUPS;
+    int calm = s->stat_demotions == 0;
+    size_t pf_end = last > PREFETCH_AHEAD ? last - PREFETCH_AHEAD : 0;
+    for (; i < last && calm; i++) {
         h = &gw[i];
-        if (i + PREFETCH_AHEAD < last) {
+        if (pf && i < pf_end) {
             prefetch_slot(&gw[i + PREFETCH_AHEAD], 0);
         }
         uint32_t y = keys[i + 1];
@@ -812,9 +826,9 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         if (h->dense) {
             int16_t *d = (int16_t *)h->data;
             uint32_t off = y - (h->base - 32768u);
-            if (off > 65535u || dem != 0) {
+            if (off > 65535u) {
                 step_out(s, i, y);
-                dem = s->stat_demotions;
+                calm = s->stat_demotions == 0;
                 continue;
             }
             d[hd] = (int16_t)((int32_t)off - 32768);
@@ -822,9 +836,9 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         } else {
             uint32_t *d = (uint32_t *)h->data;
             mn = d[nh];
-            if (y - mn <= DEMOTE_SPAN || dem != 0) {
+            if (y - mn <= DEMOTE_SPAN) {
                 step_out(s, i, y);
-                dem = s->stat_demotions;
+                calm = s->stat_demotions == 0;
                 continue;
             }
             d[hd] = y;
@@ -832,6 +846,9 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         }
         h->head = (uint8_t)nh;
         keys[i] = mn;
+    }
+    for (; i < last; i++) {
+        step_out(s, i, keys[i + 1]);
     }
     s->stat_moves += last - k;
     h = G(s, last);
@@ -871,6 +888,20 @@ ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
     return st;
 }
 
+/* out[i] = base + d[i] for i < n, in blocks of 8 with a constant trip
+ * count so that -O2 vectorises them (the unknown-length loop it won't). */
+static void widen(uint32_t *out, const int16_t *d, size_t n, uint32_t base) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (size_t q = 0; q < 8; q++) {
+            out[i + q] = base + (uint32_t)(int32_t)d[i + q];
+        }
+    }
+    for (; i < n; i++) {
+        out[i] = base + (uint32_t)(int32_t)d[i];
+    }
+}
+
 /* Decode positions [j, j + n) of group h (n <= 256 - j... within the
  * group) into out: at most two contiguous slot runs, each a tight loop. */
 static void decode(const grp *h, size_t j, size_t n, uint32_t *out) {
@@ -878,13 +909,8 @@ static void decode(const grp *h, size_t j, size_t n, uint32_t *out) {
     size_t first = GSIZE - slot < n ? GSIZE - slot : n;
     if (h->dense) {
         const int16_t *d = (const int16_t *)h->data;
-        uint32_t base = h->base;
-        for (size_t i = 0; i < first; i++) {
-            out[i] = base + (uint32_t)(int32_t)d[slot + i];
-        }
-        for (size_t i = first; i < n; i++) {
-            out[i] = base + (uint32_t)(int32_t)d[i - first];
-        }
+        widen(out, d + slot, first, h->base);
+        widen(out + first, d, n - first, h->base);
     } else {
         const uint32_t *d = (const uint32_t *)h->data;
         memcpy(out, d + slot, first * sizeof(uint32_t));
