@@ -521,7 +521,7 @@ static inline void credit(ark_idset *s, size_t i, uint32_t mn, uint32_t mx) {
 /* Cascade steps look this many groups ahead to prefetch the slot they
  * will touch: at large sizes each step is a cache miss on a node, and the
  * headers say where the next ones are. */
-#define PREFETCH_AHEAD 4
+#define PREFETCH_AHEAD 8
 
 /* Prefetch the slot at head + delta of group g (for writing). The shift
  * is 1 for dense (int16) and 2 for sparse (uint32) slots. */
