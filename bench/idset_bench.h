@@ -32,7 +32,8 @@ typedef struct idset_impl {
     size_t (*memory)(const void *s); /* bytes held; 0 = use mallinfo2 */
     size_t (*allocs)(const void *s); /* allocator calls so far, or 0 */
     void (*shrink)(void *s); /* called before a heap-delta measurement */
-    size_t at_limit; /* largest n for the positional workloads; 0 = any */
+    size_t at_limit;         /* largest n for positional workloads; 0 = any */
+    size_t at_limit_sparse;  /* the same on D3 (every id its own block) */
 } idset_impl;
 
 typedef enum idset_dist { DIST_D1, DIST_D3, DIST_D5 } idset_dist;
@@ -237,8 +238,9 @@ static size_t mem_of(const idset_impl *im, const void *s, size_t heap0) {
 }
 
 /* Whether the positional workloads run for this implementation and n. */
-static int positional(const idset_impl *im, size_t n) {
-    if (im->at_limit != 0 && n > im->at_limit) {
+static int positional(const idset_impl *im, size_t n, idset_dist d) {
+    size_t lim = d == DIST_D3 ? im->at_limit_sparse : im->at_limit;
+    if (lim != 0 && n > lim) {
         printf("# %s: positional workloads skipped at n=%zu (too slow)\n",
                im->name, n);
         return 0;
@@ -599,7 +601,7 @@ static void run_impl(const idset_entry *e, const cell *c) {
         im->destroy(s);
         return;
     }
-    int pos_ok = positional(im, c->n);
+    int pos_ok = positional(im, c->n, c->dist);
     if (pos_ok) {
         run_queries(e, c, s);
     }
