@@ -1054,7 +1054,7 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
         if (!h->dense || !shares(s, k)) {
             continue;
         }
-        size_t hi = (k << 8) + 255u + n; /* input position bound */
+        size_t hi = (k << 8) + 255u + (n < oldcount ? n : oldcount);
         size_t g = hi / GSIZE + 1;
         uint32_t up = hi >= oldcount - 1 || g >= oldng ? top : s->keys[g];
         need += !fits(h, s->keys[k]) || !fits(h, up);
