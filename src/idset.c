@@ -252,6 +252,7 @@ static void promote(ark_idset *s, size_t k) {
     h->dense = 0;
     h->base = 0;
     h->credit = 0;
+    s->ndense--;
     s->stat_promotions++;
 }
 
@@ -293,6 +294,7 @@ static void demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     h->base = base;
     h->dense = 1;
     h->credit = 0;
+    s->ndense++;
     if (dst != NULL) {
         node_give(s, own);
     }
@@ -343,6 +345,7 @@ static void drop_last(ark_idset *s) {
     if (!shares(s, k)) {
         node_give(s, node_of(s->groups[k].data));
     }
+    s->ndense -= s->groups[k].dense;
     s->ngroups--;
 }
 
@@ -360,6 +363,7 @@ static void add_group(ark_idset *s, uint32_t v) {
     ((int16_t *)h->data)[0] = enc(h->base, v);
     s->keys_w[k] = v;
     s->ngroups++;
+    s->ndense++;
 }
 
 /* ---- in-group shifts (each moves at most 127 ids) ---------------------- */
@@ -583,7 +587,13 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
      * does x, and the group cannot promote: no node is read then. */
     size_t need = 0;
     int last_promotes = 0;
-    for (size_t i = k; i <= last; i++) {
+    /* Few dense groups (sparse ids): reserve one node per dense group
+     * plus one for a new group, and skip the scan. */
+    int scan = s->ndense + 1 > FREE_KEEP;
+    if (!scan) {
+        need = s->ndense + 1;
+    }
+    for (size_t i = k; scan && i <= last; i++) {
         const grp *h = &s->groups[i];
         if (!h->dense || fits(h, i == k ? id : s->keys[i - 1])) {
             continue;
@@ -607,7 +617,7 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
             last_promotes = p;
         }
     }
-    if (grows) {
+    if (grows && scan) {
         size_t g = s->ngroups;
         int half = (g & 1u) && free_half(s, g - 1) != NULL && !last_promotes;
         need += !half;
@@ -774,7 +784,11 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     /* Pre-pass: groups before the last gain y = keys[i+1] at the back;
      * when y fits the window the group cannot promote. */
     size_t need = 0;
-    for (size_t i = k; i < last; i++) {
+    int scan = s->ndense > FREE_KEEP; /* else reserve one per dense group */
+    if (!scan) {
+        need = s->ndense;
+    }
+    for (size_t i = k; scan && i < last; i++) {
         const grp *h = &s->groups[i];
         if (h->dense && !fits(h, s->keys[i + 1])) {
             uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
@@ -935,6 +949,7 @@ static void write_group(ark_idset *s, size_t k, const uint32_t *v, size_t len) {
             h->data = shares(s, k) ? node_take(s) : node_of(h->data);
             h->dense = 0;
             h->base = 0;
+            s->ndense--;
             s->stat_promotions++;
         }
         memcpy(h->data, v, len * sizeof(uint32_t));
@@ -948,6 +963,7 @@ static void write_group(ark_idset *s, size_t k, const uint32_t *v, size_t len) {
     }
     if (!h->dense) {
         s->stat_demotions++;
+        s->ndense++;
     }
     uint32_t base = centre_for(mn, mx);
     int16_t *d = (int16_t *)(void *)dst;
@@ -1189,7 +1205,11 @@ ark_status ark_idset_validate(const ark_idset *s) {
     for (const void *n = s->free_nodes; n != NULL && nf <= s->nfree; nf++) {
         memcpy(&n, n, sizeof(void *));
     }
-    if (nf != s->nfree || used + s->nfree != s->nnodes) {
+    size_t nd = 0;
+    for (size_t k = 0; k < ng; k++) {
+        nd += s->groups[k].dense;
+    }
+    if (nf != s->nfree || used + s->nfree != s->nnodes || nd != s->ndense) {
         return ARK_ECORRUPT;
     }
     return ARK_OK;

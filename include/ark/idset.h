@@ -77,6 +77,7 @@ typedef struct ark_idset {
     void *free_nodes;           /* freelist of 1024-byte nodes */
     size_t nfree;               /* nodes on the freelist */
     size_t nnodes;              /* nodes allocated (in use + free) */
+    size_t ndense;              /* dense groups */
     ark_allocator alloc;
     /* private debug counters of the last mutating call (read by tests) */
     size_t stat_moves;      /* ids moved between slots or groups */
