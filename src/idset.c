@@ -587,11 +587,12 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
      * does x, and the group cannot promote: no node is read then. */
     size_t need = 0;
     int last_promotes = 0;
-    /* Few dense groups (sparse ids): reserve one node per dense group
-     * plus one for a new group, and skip the scan. */
-    int scan = s->ndense + 1 > FREE_KEEP;
-    if (!scan) {
-        need = s->ndense + 1;
+    /* No scan when the freelist already covers every dense group (and a
+     * new group), or when no group is dense (sparse ids: then only a new
+     * group can need a node). */
+    int scan = s->ndense != 0 && s->ndense + (size_t)grows > s->nfree;
+    if (s->ndense == 0) {
+        need = (size_t)grows;
     }
     for (size_t i = k; scan && i <= last; i++) {
         const grp *h = &s->groups[i];
@@ -784,10 +785,8 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     /* Pre-pass: groups before the last gain y = keys[i+1] at the back;
      * when y fits the window the group cannot promote. */
     size_t need = 0;
-    int scan = s->ndense > FREE_KEEP; /* else reserve one per dense group */
-    if (!scan) {
-        need = s->ndense;
-    }
+    /* No scan when no group is dense or the freelist covers them all. */
+    int scan = s->ndense != 0 && s->ndense > s->nfree;
     for (size_t i = k; scan && i < last; i++) {
         const grp *h = &s->groups[i];
         if (h->dense && !fits(h, s->keys[i + 1])) {
