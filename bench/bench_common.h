@@ -48,9 +48,8 @@ static inline bench_args bench_parse(int argc, char **argv,
             }
             exit(0);
         } else {
-            fprintf(stderr,
-                    "usage: %s --mode smoke|quick|full [--impl NAME] "
-                    "[--list-impls]\n",
+            fprintf(stderr, "usage: %s --mode smoke|quick|full [--impl NAME] "
+                            "[--list-impls]\n",
                     argv[0]);
             exit(2);
         }
