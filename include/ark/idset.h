@@ -1,0 +1,313 @@
+/*
+ * ark/idset.h - the ordered entity-id sequence of seed 002.
+ *
+ * A sorted set of uint32 ids (every value, 0 and UINT32_MAX included) with
+ * O(1) access by position: the array of entity ids an ECS keeps for each
+ * component or tag. It is iterated every frame, read by position, searched
+ * by id, and changed as entities gain and lose tags.
+ *
+ * Structure (seed 002): the sequence is cut into groups of 256 ids. Every
+ * group is a full circular queue except the last, which may be partial.
+ * Position p lives in group p / 256 at slot (head + p % 256) mod 256, so
+ * ark_idset_at is two dependent loads. A group is dense when its range
+ * (max - min) is below 65536: a 32-bit base in the group header plus 256
+ * int16 deltas (512 bytes). Otherwise it is sparse: 256 uint32 (1024
+ * bytes). Storage is a freelist of 1024-byte nodes; a node holds one sparse
+ * group or two dense "buddy" groups (groups 2k and 2k+1). Promotion moves a
+ * group from dense to sparse as its contents change; demotion moves it back
+ * (lazily, see idset.c: a policy that cannot thrash).
+ *
+ * Invariants (checked by ark_idset_validate):
+ * - ids strictly increase with position; groups 0..n-2 hold 256 ids, the
+ *   last 1..256; no empty group exists.
+ * - a dense group's values all lie in [base - 32768, base + 32767].
+ * - two buddy groups that are both dense share one node.
+ * - a contiguous array holds each group's first id, for a two-level search
+ *   (over those keys, then inside one group).
+ *
+ * Cost model (n ids, g = ceil(n / 256) groups):
+ * - at: O(1); lower_bound, find, contains: O(log g + 8).
+ * - insert, remove, remove_at: O(log n + 127 + g). At most 127 ids move
+ *   inside the target group, then one id crosses each later group
+ *   boundary; a form change (promotion, rebase) rewrites one group.
+ * - inserting an id above the maximum: O(1) amortized.
+ * - remove_sorted: O(n + k) for a batch of k ids, one group-wise pass.
+ * - copy: O(n) decoded per group segment (the fast iteration path).
+ * - memory: about 2.08 bytes per id when groups are dense, 4.08 sparse.
+ *
+ * Errors: a failed call leaves the set unchanged (allocation failure
+ * included). Thread-safety: none; concurrent readers are fine if no thread
+ * writes.
+ */
+#ifndef ARK_IDSET_H
+#define ARK_IDSET_H
+
+#include "ark/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The position find returns for an absent id. */
+#ifndef ARK_NOT_FOUND
+#define ARK_NOT_FOUND ((size_t)-1)
+#endif
+
+/* Private: one group header (16 bytes), kept in a contiguous array. */
+typedef struct ark__idset_group {
+    void *data;    /* dense: int16_t[256] (half a node); sparse: uint32[256] */
+    uint32_t base; /* dense: value = base + delta; sparse: 0 */
+    uint8_t head;  /* slot holding the group's first id */
+    uint8_t dense; /* 1 dense, 0 sparse */
+    uint16_t credit; /* sparse: touches in a row with a demotable range */
+} ark__idset_group;
+
+/* An id set. The fields are private; they are declared here only so that
+ * the inline functions below can read them. */
+typedef struct ark_idset {
+    /* private, read by the inline functions */
+    const ark__idset_group *groups; /* ngroups headers */
+    const uint32_t *keys;           /* first id of each group */
+    size_t count;                   /* ids held */
+    size_t ngroups;                 /* ceil(count / 256) */
+    /* private, used by idset.c only */
+    ark__idset_group *groups_w; /* == groups, writable */
+    uint32_t *keys_w;           /* == keys, writable */
+    size_t cap;                 /* headers and keys allocated */
+    void *free_nodes;           /* freelist of 1024-byte nodes */
+    size_t nfree;               /* nodes on the freelist */
+    size_t nnodes;              /* nodes allocated (in use + free) */
+    size_t ndense;              /* dense groups */
+    ark_allocator alloc;
+    /* private debug counters of the last mutating call (read by tests) */
+    size_t stat_moves;      /* ids moved between slots or groups */
+    size_t stat_promotions; /* groups turned dense -> sparse */
+    size_t stat_demotions;  /* groups turned sparse -> dense */
+    size_t stat_rebases;    /* dense groups re-centred on a new base */
+    size_t stat_allocs;     /* allocator calls that succeeded */
+} ark_idset;
+
+/* Private: a sparse group whose range stays at or below this is counted
+ * towards a lazy demotion (see idset.c). */
+#define ARK__IDSET_DEMOTE_SPAN 49151u
+
+/* Private: the general insert (ark_idset_insert's slow path). */
+ARK_API ark_status ark__idset_insert(ark_idset *s, uint32_t id);
+
+/*
+ * Create an empty set. a may be NULL (the C library). *out is set only on
+ * success.
+ * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
+ */
+ARK_API ark_status ark_idset_create(ark_idset **out, const ark_allocator *a);
+
+/* Free the set and all its memory. s may be NULL. */
+ARK_API void ark_idset_destroy(ark_idset *s);
+
+/*
+ * Insert an id, keeping the order.
+ * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
+ * Complexity: O(log n + 127 + groups); O(1) amortized when id is above
+ * every id held (entities created in increasing order: the inline path
+ * below writes the next free slot of the last group).
+ */
+inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+    size_t n = s->count;
+    if ((n & 255u) != 0) {
+        ark__idset_group *g = &s->groups_w[n >> 8];
+        unsigned slot = (unsigned)(g->head + n) & 255u;
+        unsigned prev = (slot - 1u) & 255u;
+        int ok = 0;
+        if (g->dense) {
+            int16_t *d = (int16_t *)g->data;
+            uint32_t off = id - (g->base - 32768u);
+            if (id > g->base + (uint32_t)(int32_t)d[prev] && off <= 65535u) {
+                d[slot] = (int16_t)((int32_t)off - 32768);
+                ok = 1;
+            }
+        } else {
+            uint32_t *d = (uint32_t *)g->data;
+            if (id > d[prev] && id - s->keys[n >> 8] > ARK__IDSET_DEMOTE_SPAN) {
+                d[slot] = id;
+                g->credit = 0;
+                ok = 1;
+            }
+        }
+        if (ok) {
+            s->count = n + 1;
+            s->stat_moves = 0;
+            s->stat_promotions = 0;
+            s->stat_demotions = 0;
+            s->stat_rebases = 0;
+            s->stat_allocs = 0;
+            return ARK_OK;
+        }
+    }
+    return ark__idset_insert(s, id);
+}
+
+/*
+ * Remove an id.
+ * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (a later group had to change
+ * form and no node could be allocated).
+ * Complexity: O(log n + 127 + groups).
+ */
+ARK_API ark_status ark_idset_remove(ark_idset *s, uint32_t id);
+
+/*
+ * Remove the id at a position.
+ * Errors: ARK_ERANGE (pos >= count), ARK_ENOMEM (as ark_idset_remove).
+ * Complexity: O(127 + groups).
+ */
+ARK_API ark_status ark_idset_remove_at(ark_idset *s, size_t pos);
+
+/*
+ * Remove a batch of ids in one group-wise pass: the frame-end sweep.
+ * ids must be non-decreasing; repeated ids are removed once. Ids that are
+ * absent are ignored (not an error). Sparse groups whose range allows it
+ * are demoted to dense as they are rewritten.
+ * Errors: ARK_EINVAL (ids not sorted, or NULL with n > 0; the set is
+ * unchanged), ARK_ENOMEM (a rewritten group had to become sparse and no
+ * node could be allocated; the set is unchanged).
+ * Complexity: O(count + n) for the ids from the first removed one on.
+ */
+ARK_API ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
+                                           size_t n);
+
+/*
+ * Return the id at a position (0-based, ascending), or 0 when pos >= count
+ * (check the count first: 0 is also a valid id).
+ * Complexity: O(1): the group header, then one slot.
+ */
+inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
+    if (pos >= s->count) {
+        return 0;
+    }
+    const ark__idset_group *g = &s->groups[pos >> 8];
+    unsigned slot = (unsigned)(g->head + pos) & 255u;
+    if (g->dense) {
+        const int16_t *d = (const int16_t *)g->data;
+        return g->base + (uint32_t)(int32_t)d[slot];
+    }
+    return ((const uint32_t *)g->data)[slot];
+}
+
+/* Private: the last group whose first id is <= id, or 0. */
+inline size_t ark__idset_group_of(const ark_idset *s, uint32_t id) {
+    const uint32_t *b = s->keys;
+    size_t n = s->ngroups;
+    while (n > 1) {
+        size_t half = n >> 1;
+        b = b[half] <= id ? b + half : b;
+        n -= half;
+    }
+    return (size_t)(b - s->keys);
+}
+
+/* Private: the first position j in [0, len] of group g whose id >= id.
+ * The queue is two sorted runs in slot order: slots [head, 256) hold the
+ * first positions, slots [0, head) the rest. One comparison picks the run,
+ * then a branchless search (conditional moves, no jumps) runs over plain
+ * contiguous memory like a flat array's. */
+inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
+                                     uint32_t id) {
+    unsigned head = g->head;
+    size_t na = 256u - head < len ? 256u - head : len;
+    size_t nb = len - na;
+    if (g->dense) {
+        const int16_t *d = (const int16_t *)g->data;
+        uint32_t off = id - (g->base - 32768u);
+        if (off > 65535u) {
+            /* Outside the window: below every id or above every id. */
+            return id < g->base ? 0 : len;
+        }
+        int16_t t = (int16_t)((int32_t)off - 32768);
+        int second = (nb > 0) & (d[255] < t);
+        const int16_t *b = second ? d : d + head;
+        const int16_t *start = b;
+        size_t n = second ? nb : na;
+        while (n > 1) {
+            size_t half = n >> 1;
+            b = b[half] < t ? b + half : b;
+            n -= half;
+        }
+        return (second ? na : 0) + (size_t)(b - start) + (*b < t);
+    }
+    const uint32_t *d = (const uint32_t *)g->data;
+    int second = (nb > 0) & (d[255] < id);
+    const uint32_t *b = second ? d : d + head;
+    const uint32_t *start = b;
+    size_t n = second ? nb : na;
+    while (n > 1) {
+        size_t half = n >> 1;
+        b = b[half] < id ? b + half : b;
+        n -= half;
+    }
+    return (second ? na : 0) + (size_t)(b - start) + (*b < id);
+}
+
+/* Private: ids held by group k. */
+inline size_t ark__idset_group_len(const ark_idset *s, size_t k) {
+    return k + 1 < s->ngroups ? 256 : s->count - (k << 8);
+}
+
+/*
+ * Return the position of the first id >= id (count when there is none).
+ * Complexity: O(log groups + 8): a search of the contiguous key array, then
+ * inside one group.
+ */
+inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
+    if (s->count == 0 || id < s->keys[0]) {
+        return 0;
+    }
+    size_t k = ark__idset_group_of(s, id);
+    return (k << 8) + ark__idset_group_lower(&s->groups[k],
+                                             ark__idset_group_len(s, k), id);
+}
+
+/*
+ * Return the position of id, or ARK_NOT_FOUND when it is absent.
+ * Complexity: as ark_idset_lower_bound.
+ */
+inline size_t ark_idset_find(const ark_idset *s, uint32_t id) {
+    size_t p = ark_idset_lower_bound(s, id);
+    return p < s->count && ark_idset_at(s, p) == id ? p : ARK_NOT_FOUND;
+}
+
+/* Return whether id is in the set. Complexity: as ark_idset_find. */
+inline bool ark_idset_contains(const ark_idset *s, uint32_t id) {
+    return ark_idset_find(s, id) != ARK_NOT_FOUND;
+}
+
+/* Return the number of ids held. */
+inline size_t ark_idset_count(const ark_idset *s) { return s->count; }
+
+/*
+ * Return the bytes the set holds from its allocator: the set itself, the
+ * header and key arrays (capacity) and every node (in use or free).
+ */
+ARK_API size_t ark_idset_memory(const ark_idset *s);
+
+/*
+ * Copy up to n ids, starting at position pos, into out; return how many
+ * were written (0 when pos >= count). This is the fast iteration path: each
+ * group contributes at most two contiguous segments, decoded in a tight
+ * loop.
+ * Complexity: O(written).
+ */
+ARK_API size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out,
+                              size_t n);
+
+/*
+ * Check every invariant of the set (order, group sizes, keys, dense
+ * windows, buddy sharing, node accounting). Returns ARK_OK or
+ * ARK_ECORRUPT. For tests and debugging.
+ * Complexity: O(count).
+ */
+ARK_API ark_status ark_idset_validate(const ark_idset *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARK_IDSET_H */

@@ -1,0 +1,689 @@
+/*
+ * test_idset.c - ark_idset against a sorted uint32 array model.
+ */
+#include "ark/ark.h"
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Fail the calling helper (which returns int) with a message. */
+#define REQ(cond)                                                              \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            harness_fail(__FILE__, __LINE__, "REQ(%s)", #cond);                \
+            return 0;                                                          \
+        }                                                                      \
+    } while (0)
+
+/* ---- the model: a sorted array ------------------------------------------ */
+
+typedef struct model {
+    uint32_t *v;
+    size_t n, cap;
+} model;
+
+static size_t model_lower(const model *m, uint32_t id) {
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->v[mid] < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static ark_status model_insert(model *m, uint32_t id) {
+    size_t p = model_lower(m, id);
+    if (p < m->n && m->v[p] == id) {
+        return ARK_EEXIST;
+    }
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 64;
+        m->v = realloc(m->v, m->cap * sizeof(uint32_t));
+    }
+    memmove(m->v + p + 1, m->v + p, (m->n - p) * sizeof(uint32_t));
+    m->v[p] = id;
+    m->n++;
+    return ARK_OK;
+}
+
+static void model_remove_at(model *m, size_t p) {
+    memmove(m->v + p, m->v + p + 1, (m->n - p - 1) * sizeof(uint32_t));
+    m->n--;
+}
+
+static ark_status model_remove(model *m, uint32_t id) {
+    size_t p = model_lower(m, id);
+    if (p >= m->n || m->v[p] != id) {
+        return ARK_ENOTFOUND;
+    }
+    model_remove_at(m, p);
+    return ARK_OK;
+}
+
+/* Remove a sorted batch (absent ids ignored). */
+static void model_remove_sorted(model *m, const uint32_t *ids, size_t n) {
+    size_t w = 0, b = 0;
+    for (size_t r = 0; r < m->n; r++) {
+        while (b < n && ids[b] < m->v[r]) {
+            b++;
+        }
+        if (b < n && ids[b] == m->v[r]) {
+            continue;
+        }
+        m->v[w++] = m->v[r];
+    }
+    m->n = w;
+}
+
+/* Every read-side function against the model. */
+static int check_reads(const ark_idset *s, const model *m, uint64_t *rng) {
+    REQ(ark_idset_count(s) == m->n);
+    for (size_t i = 0; i < m->n; i++) {
+        REQ(ark_idset_at(s, i) == m->v[i]);
+    }
+    REQ(ark_idset_at(s, m->n) == 0);
+    uint32_t *buf = malloc((m->n + 1) * sizeof(uint32_t));
+    REQ(ark_idset_copy(s, 0, buf, m->n + 5) == m->n);
+    REQ(m->n == 0 || memcmp(buf, m->v, m->n * sizeof(uint32_t)) == 0);
+    for (int t = 0; t < 8 && m->n > 0; t++) {
+        size_t p = harness_below(rng, m->n), k = harness_below(rng, 700);
+        size_t want = k < m->n - p ? k : m->n - p;
+        size_t got = ark_idset_copy(s, p, buf, k);
+        if (got != want || memcmp(buf, m->v + p, got * sizeof(uint32_t))) {
+            free(buf);
+            REQ(0);
+        }
+    }
+    free(buf);
+    for (size_t i = 0; i < m->n; i += 1 + i % 7) {
+        REQ(ark_idset_find(s, m->v[i]) == i);
+        REQ(ark_idset_contains(s, m->v[i]));
+    }
+    for (int t = 0; t < 200; t++) {
+        uint32_t id;
+        if (m->n > 0 && t % 2) {
+            id = m->v[harness_below(rng, m->n)] + (uint32_t)(t % 3) - 1u;
+        } else {
+            id = (uint32_t)harness_rand(rng);
+        }
+        size_t p = model_lower(m, id);
+        REQ(ark_idset_lower_bound(s, id) == p);
+        int present = p < m->n && m->v[p] == id;
+        REQ(ark_idset_find(s, id) == (present ? p : ARK_NOT_FOUND));
+        REQ(ark_idset_contains(s, id) == present);
+    }
+    uint32_t edges[] = {0, 1, UINT32_MAX, UINT32_MAX - 1, 32768, 65535};
+    for (size_t t = 0; t < sizeof edges / sizeof edges[0]; t++) {
+        REQ(ark_idset_lower_bound(s, edges[t]) == model_lower(m, edges[t]));
+    }
+    return 1;
+}
+
+/* ---- basics -------------------------------------------------------------- */
+
+TEST(create_destroy_and_empty_reads) {
+    ark_idset *s = NULL;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    CHECK(s != NULL);
+    CHECK_EQ(ark_idset_count(s), 0);
+    CHECK_EQ(ark_idset_at(s, 0), 0);
+    CHECK_EQ(ark_idset_find(s, 5), ARK_NOT_FOUND);
+    CHECK_EQ(ark_idset_lower_bound(s, 5), 0);
+    CHECK(!ark_idset_contains(s, 0));
+    uint32_t out[4];
+    CHECK_EQ(ark_idset_copy(s, 0, out, 4), 0);
+    CHECK(ark_idset_memory(s) >= sizeof(ark_idset));
+    CHECK_STATUS(ark_idset_remove(s, 0), ARK_ENOTFOUND);
+    CHECK_STATUS(ark_idset_remove_at(s, 0), ARK_ERANGE);
+    CHECK_OK(ark_idset_remove_sorted(s, out, 0));
+    uint32_t one = 3;
+    CHECK_OK(ark_idset_remove_sorted(s, &one, 1));
+    CHECK_OK(ark_idset_validate(s));
+    ark_idset_destroy(s);
+    ark_idset_destroy(NULL);
+    CHECK_STATUS(ark_idset_validate(NULL), ARK_ECORRUPT);
+
+    ark_allocator bad = {NULL, NULL, NULL};
+    s = NULL;
+    CHECK_STATUS(ark_idset_create(&s, &bad), ARK_EINVAL);
+    CHECK(s == NULL);
+}
+
+TEST(every_status_and_extreme_ids) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    CHECK_OK(ark_idset_insert(s, UINT32_MAX));
+    CHECK_OK(ark_idset_insert(s, 0));
+    CHECK_OK(ark_idset_insert(s, 7));
+    CHECK_STATUS(ark_idset_insert(s, 0), ARK_EEXIST);
+    CHECK_STATUS(ark_idset_insert(s, UINT32_MAX), ARK_EEXIST);
+    CHECK_STATUS(ark_idset_insert(s, 7), ARK_EEXIST);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), 3);
+    CHECK_EQ(ark_idset_at(s, 0), 0);
+    CHECK_EQ(ark_idset_at(s, 1), 7);
+    CHECK_EQ(ark_idset_at(s, 2), UINT32_MAX);
+    CHECK_EQ(ark_idset_at(s, 3), 0);
+    CHECK_EQ(ark_idset_at(s, SIZE_MAX), 0);
+    CHECK_EQ(ark_idset_find(s, UINT32_MAX), 2);
+    CHECK_EQ(ark_idset_find(s, 0), 0);
+    CHECK_EQ(ark_idset_find(s, 8), ARK_NOT_FOUND);
+    CHECK_EQ(ark_idset_lower_bound(s, 8), 2);
+    CHECK_EQ(ark_idset_lower_bound(s, 1), 1);
+    CHECK(ark_idset_contains(s, 7));
+    CHECK(!ark_idset_contains(s, 6));
+    CHECK_STATUS(ark_idset_remove(s, 6), ARK_ENOTFOUND);
+    CHECK_STATUS(ark_idset_remove_at(s, 3), ARK_ERANGE);
+    CHECK_STATUS(ark_idset_remove_at(s, SIZE_MAX), ARK_ERANGE);
+    uint32_t unsorted[] = {7, 0};
+    CHECK_STATUS(ark_idset_remove_sorted(s, unsorted, 2), ARK_EINVAL);
+    CHECK_STATUS(ark_idset_remove_sorted(s, NULL, 1), ARK_EINVAL);
+    CHECK_EQ(ark_idset_count(s), 3);
+    uint32_t out[8];
+    CHECK_EQ(ark_idset_copy(s, 1, out, 8), 2);
+    CHECK_EQ(out[0], 7);
+    CHECK_EQ(out[1], UINT32_MAX);
+    CHECK_EQ(ark_idset_copy(s, 3, out, 8), 0);
+    CHECK_EQ(ark_idset_copy(s, 0, out, 0), 0);
+    CHECK_OK(ark_idset_remove_at(s, 1));
+    CHECK_OK(ark_idset_remove(s, UINT32_MAX));
+    CHECK_OK(ark_idset_remove(s, 0));
+    CHECK_EQ(ark_idset_count(s), 0);
+    CHECK_OK(ark_idset_validate(s));
+    ark_idset_destroy(s);
+}
+
+TEST(remove_sorted_ignores_absent_and_repeats) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    for (uint32_t i = 0; i < 1000; i++) {
+        CHECK_OK(ark_idset_insert(s, i * 3));
+    }
+    uint32_t batch[] = {1, 3, 3, 3, 4, 300, 301, 2997, 5000, UINT32_MAX};
+    CHECK_OK(ark_idset_remove_sorted(s, batch, sizeof batch / sizeof *batch));
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), 997);
+    CHECK(!ark_idset_contains(s, 3));
+    CHECK(!ark_idset_contains(s, 300));
+    CHECK(!ark_idset_contains(s, 2997));
+    CHECK(ark_idset_contains(s, 6));
+    uint32_t none[] = {2, 4, 5};
+    size_t before = ark_idset_memory(s);
+    CHECK_OK(ark_idset_remove_sorted(s, none, 3));
+    CHECK_EQ(ark_idset_count(s), 997);
+    CHECK_EQ(ark_idset_memory(s), before);
+    /* Remove everything in one batch. */
+    uint32_t *all = malloc(1000 * sizeof(uint32_t));
+    for (uint32_t i = 0; i < 1000; i++) {
+        all[i] = i * 3;
+    }
+    CHECK_OK(ark_idset_remove_sorted(s, all, 1000));
+    free(all);
+    CHECK_EQ(ark_idset_count(s), 0);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_OK(ark_idset_insert(s, 42));
+    CHECK_EQ(ark_idset_at(s, 0), 42);
+    ark_idset_destroy(s);
+}
+
+TEST(dense_ids_take_about_two_bytes_each) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    uint64_t rng = harness_seed();
+    uint32_t id = 1000;
+    for (int i = 0; i < 65536; i++) {
+        CHECK_OK(ark_idset_insert(s, id));
+        id += 1 + (uint32_t)harness_below(&rng, 3);
+    }
+    CHECK_OK(ark_idset_validate(s));
+    double per = (double)ark_idset_memory(s) / 65536.0;
+    CHECK(per <= 2.25);
+    for (size_t k = 0; k < s->ngroups; k++) {
+        CHECK(s->groups[k].dense);
+    }
+    ark_idset_destroy(s);
+}
+
+/* ---- the randomized differential tests ----------------------------------- */
+
+typedef enum dist { D1_ECS, D2_CONTIG, D3_SPARSE, D4_CLUSTER, D5_FLIP } dist;
+
+/* A pool of candidate ids of the distribution (sorted, unique). */
+static uint32_t *make_pool(dist d, size_t n, uint64_t *rng) {
+    uint32_t *p = malloc(n * sizeof(uint32_t));
+    uint32_t id = 0;
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        switch (d) {
+        case D1_ECS:
+            id = i == 0 ? 1000 : id + 1 + (uint32_t)harness_below(rng, 3);
+            break;
+        case D2_CONTIG:
+            id = (uint32_t)i;
+            break;
+        case D3_SPARSE:
+            /* evenly spread plus noise, keeps it sorted and unique; the
+             * first and last candidates are 0 and UINT32_MAX */
+            id = i == 0       ? 0
+                 : i == n - 1 ? UINT32_MAX
+                              : (uint32_t)(((uint64_t)i << 32) / n) +
+                                    (uint32_t)harness_below(rng, 1000);
+            break;
+        case D4_CLUSTER:
+            if (run == 0) {
+                run = 200 + harness_below(rng, 1800);
+                id = i == 0
+                         ? 5
+                         : id + (1u << 20) + (uint32_t)harness_below(rng, 4096);
+            } else {
+                id += 1 + (uint32_t)harness_below(rng, 2);
+            }
+            run--;
+            break;
+        case D5_FLIP:
+            /* 255 gaps of about 257 span about 65535: one shift flips */
+            id = i == 0 ? 0 : id + 256 + (uint32_t)harness_below(rng, 3);
+            break;
+        }
+        p[i] = id;
+    }
+    return p;
+}
+
+static int differential(dist d, size_t pool_n, size_t ops, int variant) {
+    uint64_t rng = harness_seed() ^ (uint64_t)(d + 1) * 0x9e37u ^
+                   (uint64_t)variant * 0x5851f42d4c957f2dull;
+    uint32_t *pool = make_pool(d, pool_n, &rng);
+    model m = {0};
+    ark_idset *s;
+    REQ(ark_idset_create(&s, NULL) == ARK_OK);
+    uint32_t *batch = malloc(512 * sizeof(uint32_t));
+    size_t target = pool_n / 2, max_n = 0, promos = 0, demos = 0;
+    for (size_t op = 0; op < ops; op++) {
+        uint64_t r = harness_below(&rng, 1000);
+        ark_status got, want;
+        if (r < (m.n < target ? 600u : 400u)) {
+            /* insert a pool id; at the front half the time for D5 */
+            size_t i = harness_below(&rng, pool_n);
+            if (d == D5_FLIP && r % 4 == 1) {
+                i = harness_below(&rng, 8);
+            }
+            uint32_t id = pool[i];
+            want = model_insert(&m, id);
+            got = ark_idset_insert(s, id);
+            REQ(got == want);
+            REQ(got != ARK_OK || s->stat_moves <= 127 + s->ngroups);
+        } else if (r < 990) {
+            if (m.n == 0) {
+                continue;
+            }
+            uint64_t how = harness_below(&rng, 4);
+            if (how == 0) {
+                size_t p = harness_below(&rng, m.n + 2);
+                want = p < m.n ? ARK_OK : ARK_ERANGE;
+                got = ark_idset_remove_at(s, p);
+                if (want == ARK_OK) {
+                    model_remove_at(&m, p);
+                }
+            } else if (how == 1) {
+                uint32_t id = pool[harness_below(&rng, pool_n)];
+                want = model_remove(&m, id);
+                got = ark_idset_remove(s, id);
+            } else {
+                size_t p = d == D5_FLIP && how == 2
+                               ? harness_below(&rng, m.n < 4 ? m.n : 4)
+                               : harness_below(&rng, m.n);
+                uint32_t id = m.v[p];
+                want = model_remove(&m, id);
+                got = ark_idset_remove(s, id);
+            }
+            REQ(got == want);
+            REQ(got != ARK_OK || s->stat_moves <= 127 + s->ngroups + 1);
+        } else if (r < 995) {
+            /* append above the max (new entities) */
+            uint32_t top = m.n ? m.v[m.n - 1] : 0;
+            if (top < UINT32_MAX - 70000) {
+                uint32_t id = top + 1 + (uint32_t)harness_below(&rng, 600);
+                REQ(ark_idset_insert(s, id) == model_insert(&m, id));
+            }
+        } else {
+            /* a frame's sorted batch, with absent ids and repeats */
+            size_t k = harness_below(&rng, 48);
+            for (size_t i = 0; i < k; i++) {
+                batch[i] = m.n && harness_below(&rng, 4)
+                               ? m.v[harness_below(&rng, m.n)]
+                               : pool[harness_below(&rng, pool_n)];
+            }
+            for (size_t i = 1; i < k; i++) { /* insertion sort */
+                uint32_t x = batch[i];
+                size_t j = i;
+                while (j > 0 && batch[j - 1] > x) {
+                    batch[j] = batch[j - 1];
+                    j--;
+                }
+                batch[j] = x;
+            }
+            model_remove_sorted(&m, batch, k);
+            REQ(ark_idset_remove_sorted(s, batch, k) == ARK_OK);
+        }
+        if (ark_idset_validate(s) != ARK_OK) {
+            harness_fail(__FILE__, __LINE__, "validate failed at op %zu", op);
+            return 0;
+        }
+        REQ(ark_idset_count(s) == m.n);
+        max_n = m.n > max_n ? m.n : max_n;
+        promos += s->stat_promotions;
+        demos += s->stat_demotions;
+        if (op % 4096 == 0 && !check_reads(s, &m, &rng)) {
+            return 0;
+        }
+    }
+    REQ(check_reads(s, &m, &rng));
+    fprintf(stderr,
+            "dist %d: %zu ops, max count %zu, %zu promotions, %zu demotions\n",
+            (int)d, ops, max_n, promos, demos);
+    REQ(max_n > 2 * 256);
+    ark_idset_destroy(s);
+    free(batch);
+    free(pool);
+    free(m.v);
+    return 1;
+}
+
+/* 10 x 110K = 1.1M operations, validate after every one; each
+ * distribution runs twice with different seeds so each case stays short
+ * under ASan. */
+TEST(differential_d1_ecs_dense) {
+    CHECK(differential(D1_ECS, 3000, 110000, 0));
+}
+TEST(differential_d1_ecs_dense_b) {
+    CHECK(differential(D1_ECS, 3000, 110000, 1));
+}
+TEST(differential_d2_contiguous) {
+    CHECK(differential(D2_CONTIG, 3000, 110000, 0));
+}
+TEST(differential_d2_contiguous_b) {
+    CHECK(differential(D2_CONTIG, 3000, 110000, 1));
+}
+TEST(differential_d3_sparse_random) {
+    CHECK(differential(D3_SPARSE, 3000, 110000, 0));
+}
+TEST(differential_d3_sparse_random_b) {
+    CHECK(differential(D3_SPARSE, 3000, 110000, 1));
+}
+TEST(differential_d4_clustered) {
+    CHECK(differential(D4_CLUSTER, 3000, 110000, 0));
+}
+TEST(differential_d4_clustered_b) {
+    CHECK(differential(D4_CLUSTER, 3000, 110000, 1));
+}
+TEST(differential_d5_flip_adversarial) {
+    CHECK(differential(D5_FLIP, 3000, 110000, 0));
+}
+TEST(differential_d5_flip_adversarial_b) {
+    CHECK(differential(D5_FLIP, 3000, 110000, 1));
+}
+
+/* ---- promotion and demotion at a group boundary -------------------------- */
+
+TEST(promotion_and_demotion_at_a_group_boundary) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    /* group 0: 1000..1255 (dense); group 1: 200000..200254 + 300000. */
+    for (uint32_t i = 0; i < 256; i++) {
+        CHECK_OK(ark_idset_insert(s, 1000 + i));
+    }
+    for (uint32_t i = 0; i < 255; i++) {
+        CHECK_OK(ark_idset_insert(s, 200000 + i));
+    }
+    CHECK_OK(ark_idset_insert(s, 300000));
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(s->groups[0].dense);
+    CHECK(!s->groups[1].dense);
+    /* Removing 1000 pulls 200000 into group 0: range > 64K, promote. */
+    CHECK_OK(ark_idset_remove(s, 1000));
+    CHECK_EQ(s->stat_promotions, 1);
+    CHECK(!s->groups[0].dense);
+    CHECK_OK(ark_idset_validate(s));
+    /* Flip back and forth: group 0's range falls to 255 then rises again.
+     * Lazy demotion keeps it sparse until DEMOTE_CREDIT calm touches. */
+    size_t promotions = 0, demotions = 0;
+    for (int t = 0; t < 2000; t++) {
+        CHECK_OK(ark_idset_insert(s, 1000));
+        promotions += s->stat_promotions;
+        demotions += s->stat_demotions;
+        CHECK_OK(ark_idset_validate(s));
+        CHECK_OK(ark_idset_remove(s, 1000));
+        promotions += s->stat_promotions;
+        demotions += s->stat_demotions;
+        CHECK_OK(ark_idset_validate(s));
+    }
+    /* Group 0 is calm only on every other touch: never demoted. */
+    CHECK_EQ(promotions, 0);
+    CHECK_EQ(demotions, 0);
+    CHECK(!s->groups[0].dense);
+    /* Calm touches in a row demote it: insert 1000 and remove at the end. */
+    CHECK_OK(ark_idset_insert(s, 1000));
+    for (int t = 0; t < 300 && !s->groups[0].dense; t++) {
+        CHECK_OK(ark_idset_insert(s, 999 - (uint32_t)t));
+        CHECK_OK(ark_idset_validate(s));
+        demotions += s->stat_demotions;
+    }
+    CHECK(s->groups[0].dense);
+    CHECK_EQ(demotions, 1);
+    /* Now the flips promote again, at most once per DEMOTE_CREDIT. */
+    uint32_t lo = ark_idset_at(s, 0);
+    promotions = 0;
+    demotions = 0;
+    for (int t = 0; t < 1000; t++) {
+        /* push a far id into group 0 by removing many from the front is
+         * not needed: remove the front id, so group 1's far ids arrive */
+        CHECK_OK(ark_idset_remove(s, lo));
+        promotions += s->stat_promotions;
+        demotions += s->stat_demotions;
+        CHECK_OK(ark_idset_insert(s, lo));
+        promotions += s->stat_promotions;
+        demotions += s->stat_demotions;
+        CHECK_OK(ark_idset_validate(s));
+    }
+    CHECK(promotions <= 1 + 2000 / 256);
+    CHECK(demotions <= promotions);
+    /* The frame-end sweep demotes at once when the range allows it. */
+    uint32_t far[] = {200000, 200001, 300000};
+    CHECK_OK(ark_idset_remove_sorted(s, far, 3));
+    CHECK_OK(ark_idset_validate(s));
+    ark_idset_destroy(s);
+}
+
+TEST(remove_sorted_promotes_and_demotes) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    /* 8 dense groups of ids spaced 150 apart (range 38250 each). */
+    for (uint32_t i = 0; i < 2048; i++) {
+        CHECK_OK(ark_idset_insert(s, i * 150));
+    }
+    for (size_t k = 0; k < s->ngroups; k++) {
+        CHECK(s->groups[k].dense);
+    }
+    /* Remove every other id: each group now spans about 76500: sparse. */
+    uint32_t *b = malloc(1024 * sizeof(uint32_t));
+    for (uint32_t i = 0; i < 1024; i++) {
+        b[i] = (2 * i + 1) * 150;
+    }
+    CHECK_OK(ark_idset_remove_sorted(s, b, 1024));
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), 1024);
+    CHECK(s->stat_promotions >= 3);
+    for (size_t k = 0; k < s->ngroups; k++) {
+        CHECK(!s->groups[k].dense);
+    }
+    /* Insert the odd ones back and sweep a few: groups become dense. */
+    for (uint32_t i = 0; i < 1024; i++) {
+        CHECK_OK(ark_idset_insert(s, b[i]));
+    }
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_OK(ark_idset_remove_sorted(s, b, 1));
+    CHECK_OK(ark_idset_validate(s));
+    for (size_t k = 0; k < s->ngroups; k++) {
+        CHECK(s->groups[k].dense);
+    }
+    free(b);
+    ark_idset_destroy(s);
+}
+
+/* ---- bounded work per operation ------------------------------------------ */
+
+TEST(one_insert_or_remove_moves_at_most_127_plus_groups) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    for (uint32_t i = 0; i < 40000; i++) {
+        CHECK_OK(ark_idset_insert(s, 10 + 3 * i));
+    }
+    size_t ng = s->ngroups;
+    uint64_t rng = harness_seed();
+    size_t worst = 0;
+    /* Every in-group index at the front group, plus random positions. */
+    for (size_t t = 0; t < 1200; t++) {
+        size_t pos = t < 256 ? t : harness_below(&rng, ark_idset_count(s));
+        uint32_t id = ark_idset_at(s, pos);
+        CHECK_OK(ark_idset_remove_at(s, pos));
+        CHECK(s->stat_moves <= 127 + s->ngroups);
+        CHECK(s->stat_promotions <= s->ngroups);
+        worst = s->stat_moves > worst ? s->stat_moves : worst;
+        CHECK_OK(ark_idset_insert(s, id));
+        CHECK(s->stat_moves <= 127 + s->ngroups);
+        CHECK(s->stat_promotions <= s->ngroups);
+        worst = s->stat_moves > worst ? s->stat_moves : worst;
+    }
+    /* Position 127 of group 0 is the worst case: 127 + the cascade. */
+    CHECK_EQ(worst, 127 + ng - 1);
+    CHECK_OK(ark_idset_validate(s));
+    /* The flip-adversarial layout: promotions per op stay <= groups. */
+    ark_idset_destroy(s);
+    CHECK_OK(ark_idset_create(&s, NULL));
+    for (uint32_t i = 0; i < 4096; i++) {
+        CHECK_OK(ark_idset_insert(s, 1000000 + i * 257));
+    }
+    for (int t = 0; t < 50; t++) {
+        CHECK_OK(ark_idset_insert(s, (uint32_t)t));
+        CHECK(s->stat_moves <= 127 + s->ngroups);
+        CHECK(s->stat_promotions <= s->ngroups);
+        CHECK_OK(ark_idset_validate(s));
+    }
+    ark_idset_destroy(s);
+}
+
+/* ---- allocation failure ---------------------------------------------------
+ */
+
+/* A scenario with every kind of allocation: first node, header growth,
+ * new groups, promotions from inserts, removes and remove_sorted. Each
+ * call that reports ENOMEM must leave the set exactly as it was; the call
+ * is then retried (the test allocator fails only once). */
+static int snapshot_equal(const ark_idset *s, const uint32_t *snap, size_t n,
+                          size_t mem) {
+    REQ(ark_idset_validate(s) == ARK_OK);
+    REQ(ark_idset_count(s) == n);
+    REQ(ark_idset_memory(s) == mem);
+    for (size_t i = 0; i < n; i++) {
+        REQ(ark_idset_at(s, i) == snap[i]);
+    }
+    return 1;
+}
+
+static int oom_scenario(test_allocator *t, uint64_t fail_at, int *failed) {
+    ark_idset *s = NULL;
+    test_allocator_fail_at(t, fail_at);
+    ark_status st = ark_idset_create(&s, &t->base);
+    if (st == ARK_ENOMEM) {
+        *failed = 1;
+        REQ(s == NULL);
+        st = ark_idset_create(&s, &t->base);
+    }
+    REQ(st == ARK_OK);
+    uint32_t *snap = malloc(4096 * sizeof(uint32_t));
+    model m = {0};
+    uint32_t batch[64];
+    uint32_t top = 0;
+    for (int op = 0; op < 2800; op++) {
+        size_t n = ark_idset_count(s);
+        ark_idset_copy(s, 0, snap, n);
+        size_t mem = ark_idset_memory(s);
+        uint32_t id = 0;
+        size_t nb = 0;
+        int kind = op < 2200 ? 0 : op % 4;
+        if (kind == 0) { /* appends about 257 apart: groups near 64K */
+            id = top += 256u + (uint32_t)(op * 7 % 3);
+            if (op >= 2200) {
+                id = (uint32_t)(op * 7919) % 500000u;
+            }
+        } else if (kind == 1) { /* front inserts: promotion cascades */
+            id = (uint32_t)op;
+        } else if (kind == 2) {
+            id = m.n ? m.v[(size_t)op * 31 % m.n] : 0;
+        } else {
+            for (size_t i = 0; i < m.n && nb < 64; i += 2 + (size_t)op % 9) {
+                batch[nb++] = m.v[i];
+            }
+        }
+        for (int attempt = 0; attempt < 2; attempt++) {
+            if (kind == 0 || kind == 1) {
+                st = ark_idset_insert(s, id);
+            } else if (kind == 2) {
+                st = ark_idset_remove(s, id);
+            } else {
+                st = ark_idset_remove_sorted(s, batch, nb);
+            }
+            if (st != ARK_ENOMEM) {
+                break;
+            }
+            *failed = 1;
+            if (!snapshot_equal(s, snap, n, mem)) {
+                return 0;
+            }
+        }
+        if (kind == 0 || kind == 1) {
+            REQ(st == model_insert(&m, id));
+        } else if (kind == 2) {
+            REQ(st == model_remove(&m, id));
+        } else {
+            REQ(st == ARK_OK);
+            model_remove_sorted(&m, batch, nb);
+        }
+        REQ(ark_idset_validate(s) == ARK_OK);
+        REQ(ark_idset_count(s) == m.n);
+    }
+    for (size_t i = 0; i < m.n; i++) {
+        REQ(ark_idset_at(s, i) == m.v[i]);
+    }
+    ark_idset_destroy(s);
+    free(snap);
+    free(m.v);
+    return 1;
+}
+
+TEST(allocation_failure_for_every_k) {
+    test_allocator t;
+    test_allocator_init(&t);
+    int failed = 0;
+    CHECK(oom_scenario(&t, 0, &failed));
+    CHECK(!failed);
+    uint64_t total = t.attempts;
+    fprintf(stderr, "%llu allocations\n", (unsigned long long)total);
+    CHECK(total > 8);
+    CHECK_EQ(t.live_blocks, 0);
+    for (uint64_t k = 1; k <= total; k++) {
+        test_allocator_init(&t);
+        failed = 0;
+        CHECK(oom_scenario(&t, k, &failed));
+        CHECK(failed);
+        CHECK_EQ(t.live_blocks, 0);
+        CHECK_EQ(t.live_bytes, 0);
+        CHECK_EQ(t.bad_frees, 0);
+    }
+}
