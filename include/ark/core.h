@@ -41,6 +41,13 @@ extern "C" {
 #define ARK_ALWAYS_INLINE
 #endif
 
+/* Private: branch hints for hot loops. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define ARK_LIKELY(x) (x)
+#endif
+
 /* An opaque reference to an element of a handle-issuing container. */
 typedef uint64_t ark_handle;
 

@@ -293,8 +293,23 @@ ARK_ALWAYS_INLINE inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
 }
 
-/* Advance to the next live element. */
+/* Advance to the next live element. The common step (the next live bit
+ * of the current word, slot not removed since) is straight-line code; the
+ * general walk handles the rest. */
 ARK_ALWAYS_INLINE inline void ark_pool_iter_next(ark_pool_iter *it) {
+    if (ARK_LIKELY(it->bits != 0)) {
+        const ark_pool *p = it->pool;
+        unsigned b = ark__ctz64(it->bits);
+        char *slot = it->base + (size_t)b * p->stride;
+        uint32_t stamp = *(const uint32_t *)(const void *)slot;
+        if (ARK_LIKELY(stamp != 0)) {
+            it->bits &= it->bits - 1;
+            it->elem = slot + p->elem_off;
+            it->handle =
+                ark__handle_make(&p->layout, (it->word << 6) | b, stamp - 1);
+            return;
+        }
+    }
     ark__pool_iter_advance(it);
 }
 
