@@ -19,6 +19,13 @@
 #define ARK_NOINLINE
 #endif
 
+/* Start loading the cache line at p for writing (a hint). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
+#else
+#define ARK_PREFETCH_WRITE(p) ((void)(p))
+#endif
+
 /* Copy *a into *out, or the C library allocator when a is NULL. Returns
  * ARK_EINVAL when a is given without both functions. */
 ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a);

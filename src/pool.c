@@ -37,6 +37,9 @@ ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 
+/* How many inserts ahead the slot to be reused is prefetched. */
+#define PREFETCH_AHEAD 8
+
 /* Largest address-space reservation a pool makes (1 TiB). */
 #define FLAT_MAX ((uint64_t)1 << 40)
 
@@ -292,6 +295,13 @@ static inline ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
         i = p->free_ring[p->free_head];
         p->free_head = (p->free_head + 1) & (p->free_cap - 1);
         p->free_len--;
+        /* FIFO reuse hands out the coldest free slot; start fetching the
+         * one PREFETCH_AHEAD inserts from now so its miss overlaps. */
+        if (p->free_len > PREFETCH_AHEAD) {
+            ARK_PREFETCH_WRITE(
+                slot_at(p, p->free_ring[(p->free_head + PREFETCH_AHEAD) &
+                                        (p->free_cap - 1)]));
+        }
         *slot = slot_at(p, i);
         gen = *next_gen_of(*slot);
     } else {
