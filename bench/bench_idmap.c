@@ -26,8 +26,11 @@ static ark_idmap *build(const idmap_keys *k, int reserve) {
     return m;
 }
 
-static void run_ark(const idmap_keys *k, int runs, idmap_result *r) {
-    for (int run = 0; run < runs; run++) {
+/* Run the workloads until idmap_more says stop; return the runs made. */
+static int run_ark(const bench_args *a, const idmap_keys *k, idmap_result *r) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; idmap_more(a, k->n, run, start); run++) {
         uint64_t t0 = bench_now_ns();
         ark_idmap *m = build(k, 0);
         uint64_t t1 = bench_now_ns();
@@ -83,6 +86,7 @@ static void run_ark(const idmap_keys *k, int runs, idmap_result *r) {
         r->sum[IDMAP_INSERT_RESERVE] = ark_idmap_count(m);
         ark_idmap_destroy(m);
     }
+    return run;
 }
 
 int main(int argc, char **argv) {
@@ -95,8 +99,8 @@ int main(int argc, char **argv) {
             idmap_keys_make(&k, sizes[s], random);
             if (bench_selected(&a, "ark")) {
                 idmap_result r;
-                run_ark(&k, idmap_runs(&a, k.n), &r);
-                idmap_print("ark", random, k.n, &r, idmap_runs(&a, k.n));
+                int runs = run_ark(&a, &k, &r);
+                idmap_print("ark", random, k.n, &r, runs);
             }
             idmap_keys_free(&k);
         }

@@ -22,8 +22,10 @@ template <class Map> Map *build(const idmap_keys *k, bool reserve) {
 }
 
 template <class Map>
-void run_peer(const idmap_keys *k, int runs, idmap_result *r) {
-    for (int run = 0; run < runs; run++) {
+int run_peer(const bench_args *a, const idmap_keys *k, idmap_result *r) {
+    int run;
+    uint64_t start = bench_now_ns();
+    for (run = 0; idmap_more(a, k->n, run, start); run++) {
         uint64_t t0 = bench_now_ns();
         Map *m = build<Map>(k, false);
         uint64_t t1 = bench_now_ns();
@@ -80,9 +82,10 @@ void run_peer(const idmap_keys *k, int runs, idmap_result *r) {
         r->sum[IDMAP_INSERT_RESERVE] = m->size();
         delete m;
     }
+    return run;
 }
 
-typedef void (*runner)(const idmap_keys *, int, idmap_result *);
+typedef int (*runner)(const bench_args *, const idmap_keys *, idmap_result *);
 
 struct peer {
     const char *name;
@@ -114,9 +117,8 @@ int main(int argc, char **argv) {
             for (int p = 0; p < npeers; p++) {
                 if (bench_selected(&a, peers[p].name)) {
                     idmap_result r;
-                    peers[p].run(&k, idmap_runs(&a, k.n), &r);
-                    idmap_print(peers[p].name, random, k.n, &r,
-                                idmap_runs(&a, k.n));
+                    int runs = peers[p].run(&a, &k, &r);
+                    idmap_print(peers[p].name, random, k.n, &r, runs);
                 }
             }
             idmap_keys_free(&k);

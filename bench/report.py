@@ -365,6 +365,56 @@ def charts(groups, outdir):
     return made
 
 
+def targets_digest(results):
+    """README's short form of the targets: one row per target label, with
+    how many measured cells meet it and the best and worst ratio."""
+    if not results:
+        return []
+    rows = collections.OrderedDict()
+    for r in results:
+        rows.setdefault(r["t"]["label"], []).append(r)
+    met = sum(1 for r in results if r["met"] is True)
+    missed = sum(1 for r in results if r["met"] is False)
+    out = ["**Targets** (from bench/targets.csv; every cell is in "
+           "bench/results/latest.md): %d cells met, %d missed\n" % (met, missed),
+           "| target | cells met | measured (best – worst) | threshold |",
+           "|---|---:|---|---|"]
+    for label, rs in rows.items():
+        t = rs[0]["t"]
+        got = [r for r in rs if r["ratio"] is not None]
+        thr = "%s %g%s" % (t["op"].replace("<=", "≤").replace(">=", "≥"),
+                           t["threshold"], "×" if t["den"] else "")
+        if not got:
+            out.append("| %s | not measured | — | %s |" % (label, thr))
+            continue
+        vals = sorted(r["ratio"] for r in got)
+        if t["op"] == ">=":
+            vals.reverse()
+        fmt = (lambda v: "%.2f×" % v) if t["den"] else num
+        span = fmt(vals[0]) if len(vals) == 1 else "%s – %s" % (
+            fmt(vals[0]), fmt(vals[-1]))
+        ok = sum(1 for r in got if r["met"])
+        out.append("| %s | %d / %d | %s | %s |" % (label, ok, len(got), span,
+                                                    thr))
+    out.append("")
+    return out
+
+
+# README keeps a section's summary to its largest n when the section has
+# more rows than this (idset has hundreds); latest.md has every row.
+README_MAX_ROWS = 40
+
+
+def largest_n_only(groups):
+    out = collections.OrderedDict()
+    for sec, items in groups.items():
+        if len(items) > README_MAX_ROWS:
+            top = max(n for (_, n, _), _ in items)
+            items = [it for it in items if it[0][1] == top]
+        out[sec] = items
+    return out
+
+
 def readme_block(env, groups, made, chart_dir, readme, targets=()):
     rel = os.path.relpath(chart_dir, os.path.dirname(os.path.abspath(readme)))
     out = [BEGIN,
@@ -372,10 +422,19 @@ def readme_block(env, groups, made, chart_dir, readme, targets=()):
            ""]
     out += ["- " + line for line in env]
     out.append("")
-    out += targets_table(targets)
-    out += summary_tables(groups)
+    out += targets_digest(targets)
+    short = largest_n_only(groups)
+    out += summary_tables(short)
+    out.append("Every table, row and chart: "
+               "[bench/results/latest.md](bench/results/latest.md). Charts "
+               "at the largest size of each workload:\n")
+    largest = {}
+    for sec, wl, n, _ in made:
+        largest[(sec, wl)] = max(n, largest.get((sec, wl), 0))
     for sec, wl, n, name in made:
-        out.append("![%s %s n=%d](%s)" % (sec, wl, n, os.path.join(rel, name)))
+        if n == largest[(sec, wl)]:
+            out.append("![%s %s n=%d](%s)" % (sec, wl, n,
+                                              os.path.join(rel, name)))
     out.append(END)
     return out
 
