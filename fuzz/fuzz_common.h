@@ -48,7 +48,12 @@ static inline int fuzz_done(const fuzz_input *in) {
         }                                                                      \
     } while (0)
 
-/* An allocator that fails when armed, counting live blocks for leaks. */
+/* An allocator that fails when armed, counting live blocks for leaks. It
+ * also refuses blocks above FUZZ_ALLOC_MAX, as a real allocator would run
+ * out, so sizes taken from the input (reserve) cannot trip the sanitizer's
+ * or libFuzzer's own allocation limits. */
+#define FUZZ_ALLOC_MAX ((size_t)1 << 26)
+
 typedef struct fuzz_alloc {
     ark_allocator base;
     int fail_next; /* fail the next allocation, then disarm */
@@ -59,6 +64,9 @@ static inline void *fuzz_alloc_fn(void *ctx, size_t size, size_t align) {
     fuzz_alloc *f = ctx;
     if (f->fail_next) {
         f->fail_next = 0;
+        return NULL;
+    }
+    if (size > FUZZ_ALLOC_MAX) {
         return NULL;
     }
     if (align < sizeof(void *)) {
