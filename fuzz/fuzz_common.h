@@ -57,14 +57,19 @@ static inline int fuzz_done(const fuzz_input *in) {
 typedef struct fuzz_alloc {
     ark_allocator base;
     int fail_next; /* fail the next allocation, then disarm */
+    int fail_skip; /* armed: let this many allocations succeed first */
     long live;
 } fuzz_alloc;
 
 static inline void *fuzz_alloc_fn(void *ctx, size_t size, size_t align) {
     fuzz_alloc *f = ctx;
     if (f->fail_next) {
-        f->fail_next = 0;
-        return NULL;
+        if (f->fail_skip > 0) {
+            f->fail_skip--;
+        } else {
+            f->fail_next = 0;
+            return NULL;
+        }
     }
     if (size > FUZZ_ALLOC_MAX) {
         return NULL;
@@ -91,6 +96,7 @@ static inline void fuzz_alloc_init(fuzz_alloc *f) {
     f->base.free = fuzz_free_fn;
     f->base.ctx = f;
     f->fail_next = 0;
+    f->fail_skip = 0;
     f->live = 0;
 }
 

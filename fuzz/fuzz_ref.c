@@ -221,8 +221,11 @@ static uint64_t pick_key(fuzz_input *in) {
 /* Return the model to saved (a failed call) and require the same status. */
 static void undo(model *m, const model *saved) { *m = *saved; }
 
+/* Arm a failure when op asks, in the first allocation of the call or,
+ * with 0x20 set, in the second. */
 static void take_fail(state *s, uint8_t op) {
     s->fa.fail_next = (op & 0x80) != 0;
+    s->fa.fail_skip = (op & 0xa0) == 0xa0;
 }
 
 static void step(state *s, fuzz_input *in, uint8_t op) {
@@ -319,6 +322,7 @@ static void step(state *s, fuzz_input *in, uint8_t op) {
             /* the pushes up to n allocate nothing */
             m->vec[j][m->vlen[j]++] = 1;
             s->fa.fail_next = 1;
+            s->fa.fail_skip = 0;
             FUZZ_REQUIRE(ark_refvec_push(v, &s->objs[1].ref) == ARK_OK);
         }
         break;
@@ -470,6 +474,7 @@ static void step(state *s, fuzz_input *in, uint8_t op) {
         break;
     }
     s->fa.fail_next = 0;
+    s->fa.fail_skip = 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,13 +4,14 @@
  * The first bytes choose the columns (1 to 4, sizes from 1 to 200 bytes,
  * sometimes an invalid one), the handle layout (small index and generation
  * spaces, so slot reuse, retirement and EFULL are reached), max_rows and
- * the allocator (the fuzz allocator, or NULL for the virtual-memory path);
+ * the allocator (the fuzz allocator, or NULL for the virtual-memory path),
+ * sometimes an invalid tag or a failing allocation inside create;
  * the rest is a sequence of operations. The model is a flat array of rows
  * in table order (swap-and-pop on remove, remove_later marks replayed in
  * marking order at flush) whose every column byte is derived from a value,
  * so moved rows are checked byte for byte. Any 64-bit value the input
  * supplies is also tried as a handle and as a row position. Allocation
- * failures are injected on demand.
+ * failures are injected on demand, into any allocation of a call.
  */
 #include "ark/table.h"
 #include "fuzz_common.h"
@@ -129,19 +130,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             .max_rows = (limits & 0x1f) * 4,
                             .allocator = (shape & 0x80) ? &fa.base : NULL};
     cfg.tag = cfg.tag_bits ? (fuzz_u8(&in) & ((1u << cfg.tag_bits) - 1)) : 0;
+    int bad_tag = (limits & 0xe0) == 0x40;
+    if (bad_tag) { /* a tag that does not fit in tag_bits */
+        cfg.tag |= (uint64_t)1 << cfg.tag_bits;
+    }
     ark_table *t;
     fa.fail_next = (limits & 0xe0) == 0x20 && cfg.allocator != NULL;
+    fa.fail_skip = fa.fail_next ? fuzz_u8(&in) & 3 : 0; /* which one */
     ark_status cs = ark_table_create(&t, &cfg);
     if (cs != ARK_OK) {
         FUZZ_REQUIRE(cs == ARK_EINVAL || cs == ARK_ENOMEM);
         FUZZ_REQUIRE(fa.live == 0);
         return 0;
     }
-    FUZZ_REQUIRE(sizes[ncols - 1] != 0 &&
+    fa.fail_next = 0;
+    FUZZ_REQUIRE(!bad_tag && sizes[ncols - 1] != 0 &&
                  sizes[ncols - 1] <= ARK_TABLE_MAX_COLUMN_SIZE);
     while (!fuzz_done(&in)) {
         uint8_t op = fuzz_u8(&in);
         fa.fail_next = (op & 0x80) && cfg.allocator != NULL;
+        /* which allocation of the call fails: growth makes up to three */
+        fa.fail_skip = (op & 0x80) ? fuzz_u8(&in) & 3 : 0;
         switch (op & 0x0f) {
         case 0:
         case 1: { /* insert: a zeroed row at the end */
@@ -261,6 +270,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_REQUIRE(ark__table_validate(t, true) == ARK_OK);
     }
     fa.fail_next = 0;
+    fa.fail_skip = 0;
     ark_table_destroy(t);
     FUZZ_REQUIRE(fa.live == 0);
     return 0;
