@@ -232,8 +232,20 @@ static uint64_t pick_key(fuzz_input *in) {
     return how & 15;
 }
 
-/* Return the model to saved (a failed call) and require the same status. */
+/* Return the model to saved (a failed call). */
 static void undo(model *m, const model *saved) { *m = *saved; }
+
+/* The status of a call that takes an object: EINVAL for NULL, else OK or,
+ * only when a failure was injected, ENOMEM with the model rolled back. */
+static void settle(model *m, const model *saved, ark_status st, int null_obj,
+                   uint8_t op) {
+    if (null_obj) {
+        FUZZ_REQUIRE(st == ARK_EINVAL);
+    } else if (st != ARK_OK) {
+        FUZZ_REQUIRE(st == ARK_ENOMEM && (op & 0x80));
+        undo(m, saved);
+    }
+}
 
 /* Arm a failure when op asks, in the first allocation of the call or,
  * with 0x20 set, in the second. */
@@ -258,13 +270,7 @@ static void step(state *s, fuzz_input *in, uint8_t op) {
             m->vec[j][m->vlen[j]++] = k;
         }
         take_fail(s, op);
-        ark_status st = ark_refvec_push(v, r);
-        if (r == NULL) {
-            FUZZ_REQUIRE(st == ARK_EINVAL);
-        } else if (st != ARK_OK) {
-            FUZZ_REQUIRE(st == ARK_ENOMEM && (op & 0x80));
-            undo(m, &saved);
-        }
+        settle(m, &saved, ark_refvec_push(v, r), r == NULL, op);
         break;
     }
     case 1: { /* insert at an arbitrary position */
@@ -348,11 +354,7 @@ static void step(state *s, fuzz_input *in, uint8_t op) {
             m->vlen[j] = m->vlen[src];
         }
         take_fail(s, op);
-        ark_status st = ark_refvec_copy(v, s->v[src]);
-        if (st != ARK_OK) {
-            FUZZ_REQUIRE(st == ARK_ENOMEM && (op & 0x80));
-            undo(m, &saved);
-        }
+        settle(m, &saved, ark_refvec_copy(v, s->v[src]), 0, op);
         break;
     }
     case 7: { /* move (the other vector, or itself) */
@@ -471,13 +473,7 @@ static void step(state *s, fuzz_input *in, uint8_t op) {
                 m->pool[m->plen++] = k;
             }
             take_fail(s, op);
-            ark_status st = ark_autorelease(s->pool, r);
-            if (r == NULL) {
-                FUZZ_REQUIRE(st == ARK_EINVAL);
-            } else if (st != ARK_OK) {
-                FUZZ_REQUIRE(st == ARK_ENOMEM && (op & 0x80));
-                undo(m, &saved);
-            }
+            settle(m, &saved, ark_autorelease(s->pool, r), r == NULL, op);
         }
         break;
     case 15: /* bring a destroyed object back as a new generation */
