@@ -38,6 +38,14 @@ static inline int fuzz_done(const fuzz_input *in) {
     return in->pos >= in->size;
 }
 
+/* For the targets' own model checks: their loops and comparisons would
+ * only feed libFuzzer meaningless features and dominate the run time. */
+#if defined(__clang__)
+#define FUZZ_NO_COVERAGE __attribute__((no_sanitize("coverage")))
+#else
+#define FUZZ_NO_COVERAGE
+#endif
+
 /* Stop with a message: the fuzzer records the input as a crash. */
 #define FUZZ_REQUIRE(cond)                                                     \
     do {                                                                       \
@@ -48,17 +56,30 @@ static inline int fuzz_done(const fuzz_input *in) {
         }                                                                      \
     } while (0)
 
-/* An allocator that fails when armed, counting live blocks for leaks. */
+/* An allocator that fails when armed, counting live blocks for leaks. It
+ * also refuses blocks above FUZZ_ALLOC_MAX, as a real allocator would run
+ * out, so sizes taken from the input (reserve) cannot trip the sanitizer's
+ * or libFuzzer's own allocation limits. */
+#define FUZZ_ALLOC_MAX ((size_t)1 << 22)
+
 typedef struct fuzz_alloc {
     ark_allocator base;
     int fail_next; /* fail the next allocation, then disarm */
+    int fail_skip; /* armed: let this many allocations succeed first */
     long live;
 } fuzz_alloc;
 
 static inline void *fuzz_alloc_fn(void *ctx, size_t size, size_t align) {
     fuzz_alloc *f = ctx;
     if (f->fail_next) {
-        f->fail_next = 0;
+        if (f->fail_skip > 0) {
+            f->fail_skip--;
+        } else {
+            f->fail_next = 0;
+            return NULL;
+        }
+    }
+    if (size > FUZZ_ALLOC_MAX) {
         return NULL;
     }
     if (align < sizeof(void *)) {
@@ -83,6 +104,7 @@ static inline void fuzz_alloc_init(fuzz_alloc *f) {
     f->base.free = fuzz_free_fn;
     f->base.ctx = f;
     f->fail_next = 0;
+    f->fail_skip = 0;
     f->live = 0;
 }
 
