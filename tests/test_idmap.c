@@ -434,11 +434,15 @@ TEST(colliding_keys_reseed) {
             CHECK(validate(m) == i);
         }
     }
-    /* The next long insert re-seeded: runs are short again. */
+    /* The next long insert re-seeded: runs are short again. The new seed
+     * comes from addresses, so the bound must hold for any seed: at load
+     * 0.49 a linear-probing run of 256 has probability about 1e-19, while
+     * the colliding keys made a run of over 1024. (A bound of 64 failed
+     * about one run in 20.) */
     CHECK(m->seed != seed0);
     CHECK_EQ(m->reseed_cap, 4096);
     size_t worst = validate(m);
-    CHECK(worst < 64);
+    CHECK(worst < 256);
     for (size_t i = 0; i < n; i++) {
         uint64_t v;
         CHECK(ark_idmap_get(m, keys[i], &v));
