@@ -1,6 +1,7 @@
 /*
  * vmem.c - reserve / commit / release on POSIX (mmap + mprotect) and
- * Windows (VirtualAlloc); stubs that always fail elsewhere.
+ * Windows (VirtualAlloc); elsewhere every call reports that there is no
+ * virtual memory, and callers use their allocator.
  *
  * POSIX reservations are PROT_NONE with MAP_NORESERVE where defined, so
  * they cost address space but no commit charge until mprotect makes pages

@@ -36,6 +36,24 @@ static void log_remove(void *elem, void *user) {
     }
 }
 
+/* A pool of items whose on_remove hook counts into a fresh log (freed by
+ * the caller); NULL if either could not be made. */
+static ark_pool *make_logged_pool(hook_log **log) {
+    *log = calloc(1, sizeof **log);
+    if (*log == NULL) {
+        return NULL;
+    }
+    ark_pool_config cfg = {.elem_size = sizeof(item),
+                           .elem_align = 8,
+                           .on_remove = log_remove,
+                           .user = *log};
+    ark_pool *p = make_pool(&cfg);
+    if (p == NULL) {
+        free(*log);
+    }
+    return p;
+}
+
 TEST(create_rejects_bad_configs) {
     ark_pool *p = (ark_pool *)(uintptr_t)1;
     ark_pool_config cfg = {.elem_size = 0};
@@ -309,13 +327,8 @@ TEST(addresses_are_stable_across_growth) {
 }
 
 TEST(remove_later_keeps_memory_until_flush) {
-    hook_log *log = calloc(1, sizeof *log);
-    CHECK(log != NULL);
-    ark_pool_config cfg = {.elem_size = sizeof(item),
-                           .elem_align = 8,
-                           .on_remove = log_remove,
-                           .user = log};
-    ark_pool *p = make_pool(&cfg);
+    hook_log *log;
+    ark_pool *p = make_logged_pool(&log);
     CHECK(p != NULL);
     ark_handle h[10];
     item *e[10];
@@ -359,13 +372,8 @@ TEST(remove_later_keeps_memory_until_flush) {
 }
 
 TEST(clear_runs_hooks_once_and_stales_handles) {
-    hook_log *log = calloc(1, sizeof *log);
-    CHECK(log != NULL);
-    ark_pool_config cfg = {.elem_size = sizeof(item),
-                           .elem_align = 8,
-                           .on_remove = log_remove,
-                           .user = log};
-    ark_pool *p = make_pool(&cfg);
+    hook_log *log;
+    ark_pool *p = make_logged_pool(&log);
     CHECK(p != NULL);
     ark_handle h[200];
     for (uint64_t i = 0; i < 200; i++) {
