@@ -55,10 +55,6 @@ ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
-static char *slot_at(const ark_pool *p, uint64_t i) {
-    return ark__pool_slot(p, i);
-}
-
 static uint32_t *stamp_of(char *slot) { return (uint32_t *)(void *)slot; }
 
 static uint32_t *next_gen_of(char *slot) {
@@ -66,11 +62,11 @@ static uint32_t *next_gen_of(char *slot) {
 }
 
 static void live_set(ark_pool *p, uint64_t i) {
-    p->live_words[i >> 6] |= (uint64_t)1 << (i & 63);
+    p->live[i >> 6] |= (uint64_t)1 << (i & 63);
 }
 
 static void live_clear(ark_pool *p, uint64_t i) {
-    p->live_words[i >> 6] &= ~((uint64_t)1 << (i & 63));
+    p->live[i >> 6] &= ~((uint64_t)1 << (i & 63));
 }
 
 /* Return arr (cap elements of size esz) grown to hold at least want
@@ -162,7 +158,6 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
             ark__vmem_hint_huge(p->flat, need);
         }
     }
-    p->live = NULL;
     *out = p;
     return ARK_OK;
 }
@@ -181,7 +176,7 @@ void ark_pool_destroy(ark_pool *p) {
     }
     ark__free(a, p->pages, p->pages_cap * sizeof *p->pages);
     ark__free(a, p->by_addr, p->addr_cap * sizeof *p->by_addr);
-    ark__free(a, p->live_words, p->live_cap * sizeof *p->live_words);
+    ark__free(a, p->live, p->live_cap * sizeof *p->live);
     ark__free(a, p->free_ring, p->free_cap * sizeof *p->free_ring);
     ark__free(a, p->pending, p->pending_cap * sizeof *p->pending);
     ark_allocator copy = *a;
@@ -206,14 +201,13 @@ static ark_status add_page(ark_pool *p) {
         return ARK_ENOMEM;
     }
     p->by_addr = by_addr;
-    uint64_t *live = grow_array(a, p->live_words, &p->live_cap,
-                                (size_t)(p->capacity + 63) >> 6,
-                                (size_t)(new_cap + 63) >> 6, sizeof *live);
+    uint64_t *live =
+        grow_array(a, p->live, &p->live_cap, (size_t)(p->capacity + 63) >> 6,
+                   (size_t)(new_cap + 63) >> 6, sizeof *live);
     if (live == NULL) {
         return ARK_ENOMEM;
     }
-    p->live_words = live;
-    p->live = p->live_words;
+    p->live = live;
     if (p->free_cap < new_cap) {
         uint64_t ncap = p->free_cap < 64 ? 64 : p->free_cap;
         while (ncap < new_cap) {
@@ -266,8 +260,7 @@ static ark_status add_page(ark_pool *p) {
     p->pages[p->npages++] = page;
     size_t old_words = (size_t)(p->capacity + 63) >> 6;
     size_t new_words = (size_t)(new_cap + 63) >> 6;
-    memset(p->live_words + old_words, 0,
-           (new_words - old_words) * sizeof *p->live_words);
+    memset(p->live + old_words, 0, (new_words - old_words) * sizeof *p->live);
     p->capacity = new_cap;
     if (p->issued == 0) {
         *stamp_of(page) = 0; /* slot 0: never issued, always free */
@@ -299,10 +292,10 @@ static inline ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
          * one PREFETCH_AHEAD inserts from now so its miss overlaps. */
         if (p->free_len > PREFETCH_AHEAD) {
             ARK_PREFETCH_WRITE(
-                slot_at(p, p->free_ring[(p->free_head + PREFETCH_AHEAD) &
-                                        (p->free_cap - 1)]));
+                ark__pool_slot(p, p->free_ring[(p->free_head + PREFETCH_AHEAD) &
+                                               (p->free_cap - 1)]));
         }
-        *slot = slot_at(p, i);
+        *slot = ark__pool_slot(p, i);
         gen = *next_gen_of(*slot);
     } else {
         if (p->issued >= p->capacity) {
@@ -312,7 +305,7 @@ static inline ark_status take_slot(ark_pool *p, uint64_t *index, char **slot) {
             }
         }
         i = p->issued++;
-        *slot = slot_at(p, i);
+        *slot = ark__pool_slot(p, i);
         gen = 0;
     }
     *stamp_of(*slot) = gen + 1;
@@ -363,7 +356,7 @@ static inline ark_status find_live(const ark_pool *p, ark_handle h,
         return ARK_ERANGE;
     }
     *index = i;
-    *slot = slot_at(p, i);
+    *slot = ark__pool_slot(p, i);
     return *stamp_of(*slot) == ark__handle_stamp(&p->layout, h) ? ARK_OK
                                                                 : ARK_ESTALE;
 }
@@ -436,7 +429,7 @@ static size_t flush_pending(ark_pool *p, bool run_hook) {
     size_t n = p->pending_len;
     for (size_t k = 0; k < n; k++) {
         uint64_t i = p->pending[k] & UINT32_MAX;
-        char *slot = slot_at(p, i);
+        char *slot = ark__pool_slot(p, i);
         if (run_hook && p->on_remove != NULL) {
             p->on_remove(slot + p->elem_off, p->user);
         }
@@ -480,12 +473,12 @@ ark_status ark_pool_reserve(ark_pool *p, size_t n) {
 void ark_pool_clear(ark_pool *p, bool run_hook) {
     assert(p != NULL);
     for (uint64_t w = 0; w < (p->issued + 63) >> 6; w++) {
-        uint64_t bits = p->live_words[w];
-        p->live_words[w] = 0;
+        uint64_t bits = p->live[w];
+        p->live[w] = 0;
         while (bits != 0) {
             uint64_t i = (w << 6) | ark__ctz64(bits);
             bits &= bits - 1;
-            char *slot = slot_at(p, i);
+            char *slot = ark__pool_slot(p, i);
             uint32_t gen = *stamp_of(slot) - 1;
             *stamp_of(slot) = 0;
             if (run_hook && p->on_remove != NULL) {
@@ -559,7 +552,7 @@ ark_status ark__pool_validate(const ark_pool *p) {
     uint64_t live = 0;
     for (uint64_t i = 0; i < p->issued; i++) {
         bool bit = (p->live[i >> 6] >> (i & 63)) & 1;
-        uint32_t stamp = *stamp_of(slot_at(p, i));
+        uint32_t stamp = *stamp_of(ark__pool_slot(p, i));
         if (bit != (stamp != 0) || (i == 0 && bit) ||
             (stamp != 0 && stamp - 1 > p->layout.gen_max)) {
             return ARK_ECORRUPT;
@@ -587,9 +580,9 @@ ark_status ark__pool_validate(const ark_pool *p) {
         uint64_t i = k < p->free_len
                          ? p->free_ring[(p->free_head + k) & (p->free_cap - 1)]
                          : p->pending[k - p->free_len] & UINT32_MAX;
-        if (i == 0 || i >= p->issued || *stamp_of(slot_at(p, i)) != 0 ||
+        if (i == 0 || i >= p->issued || *stamp_of(ark__pool_slot(p, i)) != 0 ||
             (seen[i >> 6] >> (i & 63)) & 1 ||
-            (k<p->free_len && * next_gen_of(slot_at(p, i))> p->layout
+            (k<p->free_len && * next_gen_of(ark__pool_slot(p, i))> p->layout
                  .gen_max)) {
             s = ARK_ECORRUPT;
         } else {

@@ -69,13 +69,12 @@ typedef struct ark_pool {
     /* private, read by the inline functions */
     char *flat;               /* reserved range holding every slot, or NULL */
     char **pages;             /* page k holds slots k * 4096 .. */
-    const uint64_t *live;     /* occupancy bitmap, one bit per slot */
+    uint64_t *live;           /* occupancy bitmap, one bit per slot */
     ark_handle_layout layout; /* handle bit layout */
     uint64_t issued;          /* slots [0, issued) have been initialised */
     size_t stride;            /* bytes per slot: stamp, element, padding */
     size_t elem_off;          /* element offset inside its slot */
     /* private, used by pool.c only */
-    uint64_t *live_words;               /* == live, writable */
     size_t live_cap;                    /* words allocated for live */
     size_t npages, pages_cap, addr_cap; /* pages, table capacities */
     uint64_t capacity;                  /* slots covered by pages */
