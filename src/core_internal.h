@@ -6,6 +6,7 @@
 
 #include "ark/core.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,5 +77,14 @@ static inline int ark__mul_overflows(size_t a, size_t b, size_t *out) {
     *out = a * b;
     return 0;
 }
+
+/* Return 64 bits from the OS's random source (getrandom, getentropy,
+ * BCryptGenRandom). If the OS gives none, return a value mixed from salt
+ * (pass the address of the object being seeded), addresses and clocks:
+ * distinct, not secret. *from_os (may be NULL) tells which. */
+uint64_t ark__entropy64(const void *salt, bool *from_os);
+
+/* Return x through the splitmix64 finaliser (a bijection on 64 bits). */
+uint64_t ark__mix64(uint64_t x);
 
 #endif /* ARK_CORE_INTERNAL_H */
