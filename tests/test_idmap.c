@@ -9,41 +9,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Check the table invariants: count, mirror bytes, tags, and that every key
- * lies in the run of full slots starting at its home. Returns the largest
- * displacement seen, or SIZE_MAX when an invariant fails. */
+/* The group after g on a probe sequence at step (1, 2, ...). */
+static size_t next_group(const ark_idmap *m, size_t g, size_t step) {
+    return (g + step) & m->gmask;
+}
+
+/* Check the table invariants: count, tags, and that every key lies within
+ * ARK_IDMAP_MAX_PROBE groups of its probe sequence with the overflow bit
+ * set in every group it passes. Returns the longest probe (in groups) seen,
+ * or SIZE_MAX when an invariant fails. */
 static size_t validate(const ark_idmap *m) {
-    size_t cap = m->capacity, full = 0, worst = 0;
-    if (cap == 0) {
-        return m->count == 0 ? 0 : SIZE_MAX;
+    size_t full = 0, worst = 0;
+    if (m->groups == 0) {
+        return m->count == 0 && m->gmask == 0 ? 0 : SIZE_MAX;
     }
-    for (size_t i = 0; i < ARK__IDMAP_MIRROR; i++) {
-        if (m->ctrl[cap + i] != m->ctrl[i]) {
-            return SIZE_MAX;
-        }
+    if (m->gmask != m->groups - 1 || (m->groups & m->gmask) != 0 ||
+        m->count > m->max_load) {
+        return SIZE_MAX;
     }
-    for (size_t i = 0; i < cap; i++) {
-        if (m->ctrl[i] == 0) {
+    for (size_t i = 0; i < m->groups * ARK__IDMAP_SLOTS; i++) {
+        size_t g = i / ARK__IDMAP_SLOTS;
+        uint8_t c = m->ctrl[g * 16 + i % ARK__IDMAP_SLOTS];
+        if (c == 0) {
             continue;
         }
         full++;
         uint64_t h = ark__idmap_hash(m->seed, m->slots[i].key);
-        if (m->ctrl[i] != ark__idmap_tag(h)) {
+        if (c != ark__idmap_tag(h)) {
             return SIZE_MAX;
         }
-        size_t home = (size_t)h & m->mask, d = (i - home) & m->mask;
-        for (size_t k = 0; k <= d; k++) {
-            if (m->ctrl[(home + k) & m->mask] == 0) {
+        size_t p = (size_t)h & m->gmask, probes = 1;
+        for (size_t step = 1; p != g; step++) {
+            if ((m->ctrl[p * 16 + 15] & ark__idmap_ofw(h)) == 0 ||
+                probes == ARK_IDMAP_MAX_PROBE) {
                 return SIZE_MAX;
             }
+            p = next_group(m, p, step);
+            probes++;
         }
-        worst = d > worst ? d : worst;
+        if (ark__idmap_find(m, m->slots[i].key) != &m->slots[i]) {
+            return SIZE_MAX;
+        }
+        worst = probes > worst ? probes : worst;
     }
     return full == m->count ? worst : SIZE_MAX;
 }
 
-/* Return n distinct keys whose home slot is 0 in every table of at most
- * 2^bits slots under the map's initial seed. */
+/* Return n distinct keys whose home group is 0 in every table of at most
+ * 2^bits groups under seed. */
 static uint64_t *colliding_keys(uint64_t seed, size_t n, unsigned bits,
                                 uint64_t *state) {
     uint64_t *keys = malloc(n * sizeof *keys);
@@ -227,13 +240,13 @@ TEST(reserve_prevents_allocation) {
         ark_idmap_clear(m);
         CHECK_OK(ark_idmap_reserve(m, n));
         uint64_t allocs = ta.allocs;
-        size_t cap = m->capacity;
+        size_t cap = m->groups;
         CHECK_OK(ark_idmap_reserve(m, n / 2)); /* smaller: no-op */
         for (size_t k = 0; k < n; k++) {
             CHECK_OK(ark_idmap_put(m, k * 0x9e3779b97f4a7c15ull, k));
         }
         CHECK_EQ(ta.allocs, allocs);
-        CHECK_EQ(m->capacity, cap);
+        CHECK_EQ(m->groups, cap);
         CHECK_EQ(ark_idmap_count(m), n);
     }
     /* Reserve on a full map keeps the entries. */
@@ -245,15 +258,15 @@ TEST(reserve_prevents_allocation) {
         CHECK_EQ(v, k);
     }
     /* Impossible sizes fail cleanly. */
-    size_t cap = m->capacity;
+    size_t cap = m->groups;
     CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX), ARK_ENOMEM);
     CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX / 8), ARK_ENOMEM);
-    CHECK_EQ(m->capacity, cap);
+    CHECK_EQ(m->groups, cap);
     CHECK_EQ(ark_idmap_count(m), 10000);
     /* An allocation failure in reserve leaves the map unchanged. */
     test_allocator_fail_at(&ta, 1);
     CHECK_STATUS(ark_idmap_reserve(m, 200000), ARK_ENOMEM);
-    CHECK_EQ(m->capacity, cap);
+    CHECK_EQ(m->groups, cap);
     CHECK(ark_idmap_get(m, 0, NULL));
     CHECK(validate(m) != SIZE_MAX);
     ark_idmap_destroy(m);
@@ -333,14 +346,32 @@ static void run_model(ark_idmap *m, const uint64_t *keys, size_t n, size_t ops,
         size_t r = (size_t)harness_below(state, n);
         uint64_t k = keys[r];
         unsigned what = (unsigned)harness_below(state, 100);
-        if (what < 40) {
+        if (what < 25) {
             uint64_t v = harness_rand(state);
             CHECK_OK(ark_idmap_put(m, k, v));
             count += !present[r];
             present[r] = 1;
             value[r] = v;
-        } else if (what < 70) {
+        } else if (what < 40) {
+            uint64_t v = harness_rand(state);
+            CHECK_STATUS(ark_idmap_insert(m, k, v),
+                         present[r] ? ARK_EEXIST : ARK_OK);
+            if (!present[r]) { /* a present key keeps its value */
+                count++;
+                present[r] = 1;
+                value[r] = v;
+            }
+        } else if (what < 55) {
             CHECK_EQ(ark_idmap_remove(m, k), present[r]);
+            count -= present[r];
+            present[r] = 0;
+        } else if (what < 70) {
+            uint64_t old = 12345;
+            bool got = ark_idmap_take(m, k, what % 2 ? &old : NULL);
+            CHECK_EQ(got, present[r]);
+            if (what % 2) {
+                CHECK_EQ(old, present[r] ? value[r] : 12345);
+            }
             count -= present[r];
             present[r] = 0;
         } else if (what < 99) {
@@ -414,68 +445,100 @@ TEST(colliding_keys_reseed) {
     uint64_t state = harness_seed();
     test_allocator ta;
     test_allocator_init(&ta);
-    ark_idmap *m;
+    ark_idmap *m, *twin;
     CHECK_OK(ark_idmap_create(&m, &ta.base));
+    CHECK_OK(ark_idmap_create(&twin, NULL));
+    const uint64_t seed0 = 0x243f6a8885a308d3ull;
+    ark_idmap_set_seed(m, seed0);
+    ark_idmap_set_seed(twin, seed0);
     const size_t n = 2000;
-    uint64_t seed0 = m->seed;
     uint64_t *keys = colliding_keys(seed0, n, 12, &state);
-    CHECK_OK(ark_idmap_reserve(m, n)); /* capacity 4096: one home slot */
-    CHECK_EQ(m->capacity, 4096);
-    /* First run: the re-seed rehash fails; the map keeps the long run and
-     * stays correct. */
+    CHECK_OK(ark_idmap_reserve(m, n)); /* 256 groups: one home group */
+    CHECK_OK(ark_idmap_reserve(twin, n));
+    CHECK_EQ(m->groups, 256);
+    /* Every key goes to group 0's probe sequence until one finds no slot
+     * within the bound: that insert re-seeds. Its first attempt runs out of
+     * memory and must leave the map as it was. */
+    size_t reseeded_at = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
-        if (i == ARK_IDMAP_RESEED_PROBE + 1) {
+        if (reseeded_at == SIZE_MAX) {
             test_allocator_fail_at(&ta, 1);
         }
-        CHECK_OK(ark_idmap_put(m, keys[i], i));
-        if (i == ARK_IDMAP_RESEED_PROBE + 1) {
-            CHECK_EQ(ta.failures, 1);
+        ark_status s = ark_idmap_insert(m, keys[i], i);
+        test_allocator_fail_at(&ta, 0);
+        if (s == ARK_ENOMEM) {
+            CHECK_EQ(reseeded_at, SIZE_MAX);
+            reseeded_at = i;
             CHECK_EQ(m->seed, seed0);
-            CHECK(validate(m) == i);
+            CHECK_EQ(ark_idmap_count(m), i);
+            CHECK_EQ(validate(m), ARK_IDMAP_MAX_PROBE);
+            CHECK(!ark_idmap_get(m, keys[i], NULL));
+            s = ark_idmap_insert(m, keys[i], i);
+            CHECK(m->seed != seed0);
         }
+        CHECK_OK(s);
+        CHECK_OK(ark_idmap_insert(twin, keys[i], i));
     }
-    /* The next long insert re-seeded: runs are short again. The new seed
-     * comes from addresses, so the bound must hold for any seed: at load
-     * 0.49 a linear-probing run of 256 has probability about 1e-19, while
-     * the colliding keys made a run of over 1024. (A bound of 64 failed
-     * about one run in 20.) */
-    CHECK(m->seed != seed0);
-    CHECK_EQ(m->reseed_cap, 4096);
+    CHECK_EQ(reseeded_at, ARK__IDMAP_SLOTS * ARK_IDMAP_MAX_PROBE);
+    CHECK_EQ(m->groups, 256); /* re-seeded, not grown */
     size_t worst = validate(m);
-    CHECK(worst < 256);
+    CHECK(worst <= 4);
     for (size_t i = 0; i < n; i++) {
         uint64_t v;
         CHECK(ark_idmap_get(m, keys[i], &v));
         CHECK_EQ(v, i);
     }
+    /* A fixed seed re-seeds reproducibly: the twin made the same choice. */
+    CHECK_EQ(twin->seed, m->seed);
+    ark_idmap_iter a = ark_idmap_iter_begin(m), b = ark_idmap_iter_begin(twin);
+    for (; ark_idmap_iter_valid(&a); ark_idmap_iter_next(&a)) {
+        CHECK(ark_idmap_iter_valid(&b));
+        CHECK_EQ(a.key, b.key);
+        ark_idmap_iter_next(&b);
+    }
+    CHECK(!ark_idmap_iter_valid(&b));
     for (size_t i = 0; i < n; i += 2) {
         CHECK(ark_idmap_remove(m, keys[i]));
     }
     CHECK_EQ(ark_idmap_count(m), n / 2);
     CHECK(validate(m) != SIZE_MAX);
-    /* Without the re-seed (clear restores the initial seed) the same keys
-     * still work, only slower: remove them again in one long run. */
-    ark_idmap_clear(m);
-    CHECK_EQ(m->seed, seed0);
-    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i++) {
-        CHECK_OK(ark_idmap_put(m, keys[i], i));
-    }
-    CHECK_EQ(m->seed, seed0);
-    CHECK_EQ(validate(m), ARK_IDMAP_RESEED_PROBE - 1);
-    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i += 3) {
-        CHECK(ark_idmap_remove(m, keys[i]));
-    }
-    for (size_t i = 0; i < ARK_IDMAP_RESEED_PROBE; i++) {
-        CHECK_EQ(ark_idmap_get(m, keys[i], NULL), i % 3 != 0);
-    }
-    CHECK(validate(m) != SIZE_MAX);
     free(keys);
     ark_idmap_destroy(m);
+    ark_idmap_destroy(twin);
     CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+}
+
+TEST(colliding_keys_known_to_attacker) {
+    /* Keys that collide under the seed a fixed-seed map re-seeds to, as
+     * well as under its own: the second re-seed draws from the OS. */
+    uint64_t state = harness_seed();
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    const uint64_t seed0 = 77;
+    ark_idmap_set_seed(m, seed0);
+    CHECK_OK(ark_idmap_reserve(m, 1000));
+    size_t per = ARK__IDMAP_SLOTS * ARK_IDMAP_MAX_PROBE + 1;
+    uint64_t *first = colliding_keys(seed0, per, 12, &state);
+    for (size_t i = 0; i < per; i++) {
+        CHECK_OK(ark_idmap_put(m, first[i], i));
+    }
+    uint64_t seed1 = m->seed;
+    CHECK(seed1 != seed0);
+    uint64_t *second = colliding_keys(seed1, per, 12, &state);
+    for (size_t i = 0; i < per; i++) {
+        CHECK_OK(ark_idmap_put(m, second[i], i));
+    }
+    CHECK(m->seed != seed1 && m->seed != seed0);
+    CHECK(validate(m) <= 4);
+    CHECK_EQ(ark_idmap_count(m), 2 * per);
+    free(first);
+    free(second);
+    ark_idmap_destroy(m);
 }
 
 TEST(alloc_failure_during_growth) {
-    const size_t n = 3000; /* 9 growths: 16 .. 4096 slots */
+    const size_t n = 3000; /* 9 growths: 1 .. 256 groups */
     uint64_t state = harness_seed();
     uint64_t *keys = malloc(n * sizeof *keys);
     for (size_t i = 0; i < n; i++) {
@@ -489,7 +552,8 @@ TEST(alloc_failure_during_growth) {
         test_allocator_fail_at(&ta, k);
         size_t failed_at = SIZE_MAX;
         for (size_t i = 0; i < n; i++) {
-            ark_status s = ark_idmap_put(m, keys[i], i);
+            ark_status s = i % 2 ? ark_idmap_insert(m, keys[i], i)
+                                 : ark_idmap_put(m, keys[i], i);
             if (s == ARK_ENOMEM) {
                 failed_at = i;
                 /* Unchanged: same count, the new key absent, old ones in. */
@@ -525,8 +589,9 @@ TEST(alloc_failure_during_growth) {
 }
 
 TEST(churn_keeps_table_small) {
-    /* Remove-and-insert forever at a steady count: without tombstones the
-     * table never grows and runs stay as short as after fresh inserts. */
+    /* Remove-and-insert forever at a steady count: removal leaves no
+     * tombstones and moves nothing, and stale overflow bits are recomputed
+     * in place, so the table grows at most once and probes stay short. */
     uint64_t state = harness_seed();
     test_allocator ta;
     test_allocator_init(&ta);
@@ -539,18 +604,24 @@ TEST(churn_keeps_table_small) {
         CHECK_OK(ark_idmap_put(m, ring[i], i));
     }
     uint64_t allocs = ta.allocs;
-    size_t fresh_worst = validate(m);
     for (size_t round = 0; round < 200000; round++) {
         size_t r = round % live;
-        CHECK(ark_idmap_remove(m, ring[r]));
+        uint64_t v;
+        CHECK(ark_idmap_take(m, ring[r], &v));
+        CHECK_EQ(v, r);
         ring[r] = harness_rand(&state);
-        CHECK_OK(ark_idmap_put(m, ring[r], r));
+        CHECK_OK(ark_idmap_insert(m, ring[r], r));
     }
-    CHECK_EQ(ta.allocs, allocs);
+    CHECK(ta.allocs <= allocs + 1);
     CHECK_EQ(ark_idmap_count(m), live);
     size_t worst = validate(m);
     CHECK(worst != SIZE_MAX);
-    CHECK(worst < fresh_worst + 64);
+    CHECK(worst <= 4);
+    size_t overflowed = 0;
+    for (size_t g = 0; g < m->groups; g++) {
+        overflowed += m->ctrl[g * 16 + 15] != 0;
+    }
+    CHECK(overflowed <= m->groups / 4);
     for (size_t i = 0; i < live; i++) {
         uint64_t v;
         CHECK(ark_idmap_get(m, ring[i], &v));
