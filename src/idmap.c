@@ -24,12 +24,15 @@
  * recomputed in place from the keys (no allocation), or the table doubles
  * if it is more than 3/4 full. This keeps misses short under endless churn.
  *
- * Long probe sequences: an insert that finds no empty slot within
- * ARK_IDMAP_MAX_PROBE groups re-seeds the table (the first time at a
+ * Long probe sequences: the table is re-seeded (the first time at a
  * capacity, for a fixed seed, to a seed derived from it; otherwise from the
- * OS's entropy, which an attacker cannot predict) and, after two re-seeds
- * at one capacity, doubles it. A rebuild that itself meets a long sequence
- * tries again the same way.
+ * OS's entropy, which an attacker cannot predict) when an insert finds no
+ * empty slot within ARK_IDMAP_MAX_PROBE groups (a hard bound, which random
+ * keys at the highest load pass about once in 2^40 tables), and also when
+ * more inserts probe past LONG_PROBE groups than random keys ever do, so a
+ * flood is caught long before its probes approach the hard bound. After two
+ * re-seeds at one capacity the table doubles instead. A rebuild that itself
+ * meets long sequences tries again the same way.
  */
 #include "ark/idmap.h"
 
@@ -72,13 +75,13 @@ static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
 static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
 
 /* Store key, value in an empty slot along h's probe sequence, setting the
- * overflow bit of every full group passed. Returns false, with overflow
- * bits possibly set but nothing stored, when no slot lies within
- * ARK_IDMAP_MAX_PROBE groups. */
-static bool place(ark_idmap *m, uint64_t h, uint64_t key, uint64_t value) {
+ * overflow bit of every full group passed. Returns the number of groups
+ * probed, or 0, with overflow bits possibly set but nothing stored, when no
+ * slot lies within ARK_IDMAP_MAX_PROBE groups. */
+static unsigned place(ark_idmap *m, uint64_t h, uint64_t key, uint64_t value) {
     uint8_t ofw = ark__idmap_ofw(h);
     size_t g = (size_t)h & m->gmask;
-    for (size_t step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
+    for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
         uint8_t *c = m->ctrl + g * 16;
         ark__idmap_mask empty = ~ark__idmap_full(c) & ARK__IDMAP_SLOT_BITS;
         if (empty != 0) {
@@ -87,12 +90,20 @@ static bool place(ark_idmap *m, uint64_t h, uint64_t key, uint64_t value) {
             s->key = key;
             s->value = value;
             c[i] = ark__idmap_tag(h);
-            return true;
+            return step;
         }
         c[15] |= ofw;
         g = (g + step) & m->gmask;
     }
-    return false;
+    return 0;
+}
+
+/* Whether one more insert that probed more than LONG_PROBE groups exceeds
+ * what random keys produce: at the highest load about 1 insert in 4,000
+ * probes past 8 groups; the budget allows 1 in 64, plus a few. */
+#define LONG_PROBE 8
+static bool too_many_long(size_t long_inserts, size_t count) {
+    return long_inserts > 8 + count / 64;
 }
 
 static void free_table(ark_idmap *m) {
@@ -129,12 +140,16 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     n.gmask = g - 1;
     n.seed = seed;
     memset(n.ctrl, 0, g * 16);
+    size_t long_inserts = 0;
     for (size_t og = 0; og < m->groups; og++) {
         ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
         const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
         while (full != 0) {
             const ark_idmap_slot *e = s + ark__ctz64(full);
-            if (!place(&n, ark__idmap_hash(seed, e->key), e->key, e->value)) {
+            unsigned probes =
+                place(&n, ark__idmap_hash(seed, e->key), e->key, e->value);
+            long_inserts += probes > LONG_PROBE;
+            if (probes == 0 || too_many_long(long_inserts, m->count)) {
                 ark__free(&m->alloc, slots, table_bytes(g));
                 return REHASH_LONG;
             }
@@ -151,6 +166,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     }
     m->groups = g;
     m->max_load = load_limit(g);
+    m->long_inserts = long_inserts;
     return REHASH_OK;
 }
 
@@ -187,6 +203,7 @@ static void set_no_table(ark_idmap *m) {
     m->max_load = 0;
     m->reserved = 0;
     m->reseeds = 0;
+    m->long_inserts = 0;
 }
 
 ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
@@ -299,6 +316,21 @@ ARK_NOINLINE static ark_status make_room(ark_idmap *m) {
     return s;
 }
 
+/* Re-seed the table at its capacity, or double it after two re-seeds at
+ * one capacity. On ENOMEM the map is unchanged. */
+static ark_status reseed(ark_idmap *m) {
+    size_t before = m->groups;
+    size_t g = m->reseeds >= 2 ? before * 2 : before;
+    if (g > ARK__IDMAP_MAX_GROUPS) {
+        return ARK_ENOMEM;
+    }
+    ark_status s = rehash(m, g, next_seed(m, 0));
+    if (s == ARK_OK) {
+        m->reseeds = m->groups == before ? m->reseeds + 1 : 0;
+    }
+    return s;
+}
+
 /* Insert key (absent, hash h). On ENOMEM the map is unchanged. */
 static ark_status add(ark_idmap *m, uint64_t key, uint64_t h, uint64_t value) {
     if (m->count >= m->max_load) {
@@ -308,21 +340,21 @@ static ark_status add(ark_idmap *m, uint64_t key, uint64_t h, uint64_t value) {
         }
         h = ark__idmap_hash(m->seed, key);
     }
-    while (!place(m, h, key, value)) {
-        /* A probe sequence reached the bound: re-seed, or grow. */
-        size_t g = m->reseeds >= 2 ? m->groups * 2 : m->groups;
-        if (g > ARK__IDMAP_MAX_GROUPS) {
-            return ARK_ENOMEM;
-        }
-        size_t before = m->groups;
-        ark_status s = rehash(m, g, next_seed(m, 0));
+    unsigned probes;
+    while ((probes = place(m, h, key, value)) == 0) {
+        /* Past the hard bound: the key cannot go in under this seed. */
+        ark_status s = reseed(m);
         if (s != ARK_OK) {
             return s;
         }
-        m->reseeds = m->groups == before ? m->reseeds + 1 : 0;
         h = ark__idmap_hash(m->seed, key);
     }
     m->count++;
+    if (probes > LONG_PROBE && too_many_long(++m->long_inserts, m->count)) {
+        /* Random keys do not probe this far this often. The key is in;
+         * without memory the map keeps its seed and stays correct. */
+        (void)reseed(m);
+    }
     return ARK_OK;
 }
 
@@ -382,6 +414,7 @@ void ark_idmap_clear(ark_idmap *m) {
     m->count = 0;
     m->max_load = load_limit(m->groups);
     m->reseeds = 0;
+    m->long_inserts = 0;
 }
 
 void ark_idmap_each(const ark_idmap *m,

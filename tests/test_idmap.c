@@ -1,6 +1,7 @@
 /*
  * test_idmap.c - ark_idmap: every function, special keys, a randomized
- * differential test against an array model, colliding keys, allocation
+ * differential test against an array model, colliding keys, floods of keys
+ * chosen against a known seed, seeds and reproducibility, allocation
  * failure during growth, reserve and churn.
  */
 #include "ark/idmap.h"
@@ -8,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The group after g on a probe sequence at step (1, 2, ...). */
 static size_t next_group(const ark_idmap *m, size_t g, size_t step) {
@@ -445,30 +447,55 @@ TEST(colliding_keys_reseed) {
     uint64_t state = harness_seed();
     test_allocator ta;
     test_allocator_init(&ta);
-    ark_idmap *m, *twin;
+    ark_idmap *m, *a, *b;
     CHECK_OK(ark_idmap_create(&m, &ta.base));
-    CHECK_OK(ark_idmap_create(&twin, NULL));
+    CHECK_OK(ark_idmap_create(&a, NULL));
+    CHECK_OK(ark_idmap_create(&b, NULL));
     const uint64_t seed0 = 0x243f6a8885a308d3ull;
     ark_idmap_set_seed(m, seed0);
-    ark_idmap_set_seed(twin, seed0);
+    ark_idmap_set_seed(a, seed0);
+    ark_idmap_set_seed(b, seed0);
     const size_t n = 2000;
     uint64_t *keys = colliding_keys(seed0, n, 12, &state);
     CHECK_OK(ark_idmap_reserve(m, n)); /* 256 groups: one home group */
-    CHECK_OK(ark_idmap_reserve(twin, n));
+    CHECK_OK(ark_idmap_reserve(a, n));
+    CHECK_OK(ark_idmap_reserve(b, n));
     CHECK_EQ(m->groups, 256);
-    /* Every key goes to group 0's probe sequence until one finds no slot
-     * within the bound: that insert re-seeds. Its first attempt runs out of
-     * memory and must leave the map as it was. */
-    size_t reseeded_at = SIZE_MAX;
+    /* With memory, the map re-seeds once the keys probe far more often
+     * than random keys would: soon after 8 groups' worth. */
+    size_t changed_at = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
-        if (reseeded_at == SIZE_MAX) {
+        CHECK_OK(ark_idmap_insert(a, keys[i], i));
+        CHECK_OK(ark_idmap_insert(b, keys[i], i));
+        if (changed_at == SIZE_MAX && a->seed != seed0) {
+            changed_at = i;
+        }
+    }
+    CHECK(changed_at < 2 * ARK__IDMAP_SLOTS * 8);
+    CHECK_EQ(a->groups, 256); /* re-seeded, not grown */
+    CHECK(validate(a) <= 4);
+    /* A fixed seed re-seeds reproducibly: b made the same choices. */
+    CHECK_EQ(a->seed, b->seed);
+    ark_idmap_iter ia = ark_idmap_iter_begin(a), ib = ark_idmap_iter_begin(b);
+    for (; ark_idmap_iter_valid(&ia); ark_idmap_iter_next(&ia)) {
+        CHECK(ark_idmap_iter_valid(&ib));
+        CHECK_EQ(ia.key, ib.key);
+        ark_idmap_iter_next(&ib);
+    }
+    CHECK(!ark_idmap_iter_valid(&ib));
+    /* Without memory the re-seeds fail: the map keeps its seed and stays
+     * correct until a key finds no slot within the hard bound; that insert
+     * fails and leaves the map as it was, and its retry re-seeds. */
+    size_t failed_at = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (failed_at == SIZE_MAX) {
             test_allocator_fail_at(&ta, 1);
         }
         ark_status s = ark_idmap_insert(m, keys[i], i);
         test_allocator_fail_at(&ta, 0);
         if (s == ARK_ENOMEM) {
-            CHECK_EQ(reseeded_at, SIZE_MAX);
-            reseeded_at = i;
+            CHECK_EQ(failed_at, SIZE_MAX);
+            failed_at = i;
             CHECK_EQ(m->seed, seed0);
             CHECK_EQ(ark_idmap_count(m), i);
             CHECK_EQ(validate(m), ARK_IDMAP_MAX_PROBE);
@@ -477,26 +504,14 @@ TEST(colliding_keys_reseed) {
             CHECK(m->seed != seed0);
         }
         CHECK_OK(s);
-        CHECK_OK(ark_idmap_insert(twin, keys[i], i));
     }
-    CHECK_EQ(reseeded_at, ARK__IDMAP_SLOTS * ARK_IDMAP_MAX_PROBE);
-    CHECK_EQ(m->groups, 256); /* re-seeded, not grown */
-    size_t worst = validate(m);
-    CHECK(worst <= 4);
+    CHECK_EQ(failed_at, ARK__IDMAP_SLOTS * ARK_IDMAP_MAX_PROBE);
+    CHECK(validate(m) <= 4);
     for (size_t i = 0; i < n; i++) {
         uint64_t v;
         CHECK(ark_idmap_get(m, keys[i], &v));
         CHECK_EQ(v, i);
     }
-    /* A fixed seed re-seeds reproducibly: the twin made the same choice. */
-    CHECK_EQ(twin->seed, m->seed);
-    ark_idmap_iter a = ark_idmap_iter_begin(m), b = ark_idmap_iter_begin(twin);
-    for (; ark_idmap_iter_valid(&a); ark_idmap_iter_next(&a)) {
-        CHECK(ark_idmap_iter_valid(&b));
-        CHECK_EQ(a.key, b.key);
-        ark_idmap_iter_next(&b);
-    }
-    CHECK(!ark_idmap_iter_valid(&b));
     for (size_t i = 0; i < n; i += 2) {
         CHECK(ark_idmap_remove(m, keys[i]));
     }
@@ -504,7 +519,8 @@ TEST(colliding_keys_reseed) {
     CHECK(validate(m) != SIZE_MAX);
     free(keys);
     ark_idmap_destroy(m);
-    ark_idmap_destroy(twin);
+    ark_idmap_destroy(a);
+    ark_idmap_destroy(b);
     CHECK_EQ(ta.live_blocks, 0);
     CHECK_EQ(ta.bad_frees, 0);
 }
@@ -535,6 +551,280 @@ TEST(colliding_keys_known_to_attacker) {
     free(first);
     free(second);
     ark_idmap_destroy(m);
+}
+
+/* Nanoseconds from a C11 clock. */
+static double now_ns(void) {
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Keys chosen against seed in a table of `groups` groups: quota[g] keys
+ * whose home group is g, for every g below nq, listed group by group. Half
+ * of each group's keys go to present[], the other half to absent[]. */
+static void keys_for_homes(uint64_t seed, size_t groups, const size_t *quota,
+                           size_t nq, uint64_t *present, uint64_t *absent,
+                           uint64_t *state) {
+    size_t total = 0, *got = calloc(nq, sizeof *got);
+    size_t *start = malloc(nq * sizeof *start);
+    for (size_t g = 0; g < nq; g++) {
+        start[g] = total;
+        total += quota[g];
+    }
+    uint64_t *all = malloc(total * sizeof *all);
+    for (size_t placed = 0; placed < total;) {
+        uint64_t k = harness_rand(state);
+        size_t g = (size_t)ark__idmap_hash(seed, k) & (groups - 1);
+        if (g < nq && got[g] < quota[g]) {
+            all[start[g] + got[g]++] = k;
+            placed++;
+        }
+    }
+    size_t np = 0, na = 0;
+    for (size_t g = 0; g < nq; g++) {
+        for (size_t i = 0; i < quota[g]; i++) {
+            uint64_t k = all[start[g] + i];
+            if (i % 2 == 0) {
+                present[np++] = k;
+            } else {
+                absent[na++] = k;
+            }
+        }
+    }
+    free(all);
+    free(start);
+    free(got);
+}
+
+enum { FLOOD_INSERT, FLOOD_HIT, FLOOD_MISS, FLOOD_REMOVE, FLOOD_NWORK };
+
+/* Time n inserts of present[] into a fresh map with the given seed and
+ * reserve(n), n lookups of present[], n of absent[], and n removes. */
+static void time_ops(uint64_t seed, const uint64_t *present,
+                     const uint64_t *absent, size_t n, double *ns) {
+    ark_idmap *m;
+    if (ark_idmap_create(&m, NULL) != ARK_OK) {
+        return;
+    }
+    ark_idmap_set_seed(m, seed);
+    uint64_t sum = 0;
+    if (ark_idmap_reserve(m, n) == ARK_OK) {
+        double t0 = now_ns();
+        for (size_t i = 0; i < n; i++) {
+            sum += ark_idmap_insert(m, present[i], i) == ARK_OK;
+        }
+        double t1 = now_ns();
+        for (size_t i = 0; i < n; i++) {
+            sum += ark_idmap_get(m, present[i], NULL);
+        }
+        double t2 = now_ns();
+        for (size_t i = 0; i < n; i++) {
+            sum += ark_idmap_get(m, absent[i], NULL);
+        }
+        double t3 = now_ns();
+        for (size_t i = 0; i < n; i++) {
+            sum += ark_idmap_remove(m, present[i]);
+        }
+        double t4 = now_ns();
+        ns[FLOOD_INSERT] = t1 - t0;
+        ns[FLOOD_HIT] = t2 - t1;
+        ns[FLOOD_MISS] = t3 - t2;
+        ns[FLOOD_REMOVE] = t4 - t3;
+    }
+    ark_idmap_destroy(m);
+    if (sum != 3 * n) { /* every insert, hit and remove succeeded */
+        ns[FLOOD_INSERT] = 1e18;
+    }
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Check that each operation on chosen keys takes at most 4x the time it
+ * takes on random keys: medians of 7 alternating runs in this process.
+ * The chosen keys have quota[g] homes in group g (see keys_for_homes) in
+ * the table that reserve(n) makes, under a seed fixed for the test. */
+static void check_flood(const char *what, const size_t *quota, size_t nq,
+                        size_t n) {
+    uint64_t state = harness_seed();
+    const uint64_t seed = 0x9e3779b97f4a7c15ull ^ state;
+    ark_idmap *probe;
+    CHECK_OK(ark_idmap_create(&probe, NULL));
+    CHECK_OK(ark_idmap_reserve(probe, n));
+    size_t groups = probe->groups;
+    ark_idmap_destroy(probe);
+    uint64_t *chosen = malloc(2 * n * sizeof *chosen);
+    uint64_t *random = malloc(2 * n * sizeof *random);
+    keys_for_homes(seed, groups, quota, nq, chosen, chosen + n, &state);
+    for (size_t i = 0; i < 2 * n; i++) {
+        random[i] = harness_rand(&state);
+    }
+    enum { REPS = 7 };
+    double t[2][FLOOD_NWORK][REPS];
+    for (int r = 0; r < REPS; r++) {
+        double ns[FLOOD_NWORK];
+        time_ops(seed, random, random + n, n, ns);
+        for (int w = 0; w < FLOOD_NWORK; w++) {
+            t[0][w][r] = ns[w];
+        }
+        time_ops(seed, chosen, chosen + n, n, ns);
+        for (int w = 0; w < FLOOD_NWORK; w++) {
+            t[1][w][r] = ns[w];
+        }
+    }
+    free(chosen);
+    free(random);
+    static const char *const names[] = {"insert", "present lookup",
+                                        "absent lookup", "remove"};
+    for (int w = 0; w < FLOOD_NWORK; w++) {
+        qsort(t[0][w], REPS, sizeof(double), cmp_double);
+        qsort(t[1][w], REPS, sizeof(double), cmp_double);
+        double ratio = t[1][w][REPS / 2] / t[0][w][REPS / 2];
+        printf("flood %s, %zu keys, %s: %.2fx random keys\n", what, n, names[w],
+               ratio);
+        CHECK(ratio <= 4.0);
+    }
+}
+
+TEST(flood_one_home) {
+    /* Every key, present or absent, has home group 0 under the seed. */
+    size_t n = (size_t)harness_scaled(50000);
+    size_t quota = 2 * n;
+    check_flood("one home", &quota, 1, n);
+}
+
+TEST(flood_consecutive_homes) {
+    /* One long run: homes fill consecutive groups from 0, exactly as many
+     * keys as a group holds, then as many absent keys with the same
+     * homes. */
+    size_t n =
+        (size_t)harness_scaled(50000) / ARK__IDMAP_SLOTS * ARK__IDMAP_SLOTS;
+    size_t nq = n / ARK__IDMAP_SLOTS;
+    size_t *quota = malloc(nq * sizeof *quota);
+    for (size_t g = 0; g < nq; g++) {
+        quota[g] = 2 * ARK__IDMAP_SLOTS;
+    }
+    check_flood("consecutive homes", quota, nq, n);
+    free(quota);
+}
+
+TEST(flood_overflowing_homes) {
+    /* One more key per home group than a group holds, over consecutive
+     * groups: every group overflows into the next probe. */
+    size_t n = (size_t)harness_scaled(50000) / 16 * 16;
+    size_t nq = n / 16;
+    size_t *quota = malloc(nq * sizeof *quota);
+    for (size_t g = 0; g < nq; g++) {
+        quota[g] = 2 * 16;
+    }
+    check_flood("overflowing homes", quota, nq, n);
+    free(quota);
+}
+
+TEST(seeds) {
+    /* Two default maps draw different seeds. */
+    ark_idmap *a, *b;
+    CHECK_OK(ark_idmap_create(&a, NULL));
+    CHECK_OK(ark_idmap_create(&b, NULL));
+    CHECK(a->seed != b->seed);
+    /* set_seed takes effect on an empty map only. */
+    ark_idmap_set_seed(a, 5);
+    CHECK_EQ(a->seed, 5);
+    CHECK_OK(ark_idmap_put(a, 1, 1));
+    ark_idmap_set_seed(a, 6);
+    CHECK_EQ(a->seed, 5);
+    CHECK(ark_idmap_remove(a, 1));
+    ark_idmap_set_seed(a, 7); /* empty again, with a table */
+    CHECK_EQ(a->seed, 7);
+    CHECK(validate(a) != SIZE_MAX);
+    /* Same seed, same calls: same iteration order, through growth,
+     * removals and clear. */
+    uint64_t state = harness_seed();
+    ark_idmap_set_seed(b, 7);
+    for (size_t i = 0; i < 20000; i++) {
+        uint64_t k = harness_rand(&state) % 30000;
+        if (i % 3 == 2) {
+            CHECK_EQ(ark_idmap_remove(a, k), ark_idmap_remove(b, k));
+        } else {
+            CHECK_OK(ark_idmap_put(a, k, i));
+            CHECK_OK(ark_idmap_put(b, k, i));
+        }
+        if (i == 10000) {
+            ark_idmap_clear(a);
+            ark_idmap_clear(b);
+        }
+    }
+    CHECK_EQ(a->seed, 7);
+    ark_idmap_iter ia = ark_idmap_iter_begin(a), ib = ark_idmap_iter_begin(b);
+    size_t seen = 0;
+    for (; ark_idmap_iter_valid(&ia); ark_idmap_iter_next(&ia)) {
+        CHECK(ark_idmap_iter_valid(&ib));
+        CHECK_EQ(ia.key, ib.key);
+        CHECK_EQ(ia.value, ib.value);
+        ark_idmap_iter_next(&ib);
+        seen++;
+    }
+    CHECK(!ark_idmap_iter_valid(&ib));
+    CHECK_EQ(seen, ark_idmap_count(a));
+    ark_idmap_destroy(a);
+    ark_idmap_destroy(b);
+}
+
+TEST(insert_take) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    const uint64_t keys[] = {0, UINT64_MAX, 1, 42};
+    for (size_t i = 0; i < 4; i++) {
+        CHECK_OK(ark_idmap_insert(m, keys[i], 100 + i));
+        CHECK_STATUS(ark_idmap_insert(m, keys[i], 7), ARK_EEXIST);
+    }
+    uint64_t v = 0;
+    CHECK(ark_idmap_get(m, UINT64_MAX, &v));
+    CHECK_EQ(v, 101); /* insert left it alone */
+    CHECK(ark_idmap_take(m, UINT64_MAX, &v));
+    CHECK_EQ(v, 101);
+    v = 9;
+    CHECK(!ark_idmap_take(m, UINT64_MAX, &v));
+    CHECK_EQ(v, 9); /* untouched on a miss */
+    CHECK(ark_idmap_take(m, 0, NULL));
+    CHECK(!ark_idmap_get(m, 0, NULL));
+    CHECK_EQ(ark_idmap_count(m), 2);
+    /* Removing the entry an iterator is at is allowed: nothing moves. */
+    for (uint64_t k = 1000; k < 3000; k++) {
+        CHECK_OK(ark_idmap_insert(m, k, k));
+    }
+    size_t seen = 0;
+    for (ark_idmap_iter it = ark_idmap_iter_begin(m); ark_idmap_iter_valid(&it);
+         ark_idmap_iter_next(&it)) {
+        CHECK(ark_idmap_take(m, it.key, &v));
+        CHECK_EQ(v, it.value);
+        seen++;
+    }
+    CHECK_EQ(seen, 2002);
+    CHECK_EQ(ark_idmap_count(m), 0);
+    ark_idmap_destroy(m);
+}
+
+TEST(size_limits) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, &ta.base));
+    uint64_t attempts = ta.allocs;
+    /* Refused from the size alone: the allocator is never asked. */
+    test_allocator_fail_at(&ta, 0);
+    CHECK_STATUS(ark_idmap_reserve(m, (size_t)1 << 44), ARK_ENOMEM);
+    CHECK_STATUS(ark_idmap_reserve(m, ARK_IDMAP_MAX_COUNT + 1), ARK_ENOMEM);
+    CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX), ARK_ENOMEM);
+    CHECK_EQ(ta.attempts, 0);
+    CHECK_EQ(ta.allocs, attempts);
+    CHECK_EQ(m->groups, 0);
+    CHECK_OK(ark_idmap_put(m, 3, 4));
+    ark_idmap_destroy(m);
+    CHECK_EQ(ta.live_blocks, 0);
 }
 
 TEST(alloc_failure_during_growth) {

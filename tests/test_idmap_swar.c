@@ -27,4 +27,7 @@ TEST(swar_suite) {
     test_colliding_keys_known_to_attacker();
     test_alloc_failure_during_growth();
     test_churn_keeps_table_small();
+    test_seeds();
+    test_insert_take();
+    test_size_limits();
 }

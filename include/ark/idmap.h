@@ -78,9 +78,9 @@ extern "C" {
 
 /* The most groups a key may lie along its probe sequence; an insert that
  * would go further re-seeds or grows the map, and a lookup gives up there.
- * Random keys at the highest load reach this about once in 10^17 inserts
- * (see docs/idmap.md). */
-#define ARK_IDMAP_MAX_PROBE 16
+ * Random keys at the highest load probe past 20 groups about once in 10^7
+ * inserts, and each further group halves that (see docs/idmap.md). */
+#define ARK_IDMAP_MAX_PROBE 64
 
 /* The most entries a map can hold: 7/8 of 15 * 2^32 slots on 64-bit
  * systems, 7/8 of 15 * 2^22 on 32-bit ones. reserve and growth beyond it
@@ -108,11 +108,12 @@ typedef struct ark_idmap {
     uint64_t seed;         /* hash seed */
     size_t count;          /* entries */
     /* private, used by idmap.c only */
-    size_t groups;    /* 0 when nothing is allocated */
-    size_t max_load;  /* inserts before the next grow or overflow rebuild */
-    size_t reserved;  /* the largest n given to reserve since clear */
-    unsigned reseeds; /* long-run re-seeds since the last growth */
-    bool seed_fixed;  /* set by ark_idmap_set_seed */
+    size_t groups;       /* 0 when nothing is allocated */
+    size_t max_load;     /* inserts before the next grow or overflow rebuild */
+    size_t reserved;     /* the largest n given to reserve since clear */
+    size_t long_inserts; /* inserts that probed far, since the rehash */
+    unsigned reseeds;    /* long-run re-seeds since the last growth */
+    bool seed_fixed;     /* set by ark_idmap_set_seed */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
     uint8_t spare_ctrl[16]; /* all empty, no overflow */
