@@ -473,7 +473,7 @@ TEST(colliding_keys_reseed) {
     }
     CHECK(changed_at < 2 * ARK__IDMAP_SLOTS * 8);
     CHECK_EQ(a->groups, 256); /* re-seeded, not grown */
-    CHECK(validate(a) <= 4);
+    CHECK(validate(a) <= 8);
     /* A fixed seed re-seeds reproducibly: b made the same choices. */
     CHECK_EQ(a->seed, b->seed);
     ark_idmap_iter ia = ark_idmap_iter_begin(a), ib = ark_idmap_iter_begin(b);
@@ -506,7 +506,7 @@ TEST(colliding_keys_reseed) {
         CHECK_OK(s);
     }
     CHECK_EQ(failed_at, ARK__IDMAP_SLOTS * ARK_IDMAP_MAX_PROBE);
-    CHECK(validate(m) <= 4);
+    CHECK(validate(m) <= 8);
     for (size_t i = 0; i < n; i++) {
         uint64_t v;
         CHECK(ark_idmap_get(m, keys[i], &v));
@@ -546,7 +546,7 @@ TEST(colliding_keys_known_to_attacker) {
         CHECK_OK(ark_idmap_put(m, second[i], i));
     }
     CHECK(m->seed != seed1 && m->seed != seed0);
-    CHECK(validate(m) <= 4);
+    CHECK(validate(m) <= 8);
     CHECK_EQ(ark_idmap_count(m), 2 * per);
     free(first);
     free(second);
@@ -906,7 +906,7 @@ TEST(churn_keeps_table_small) {
     CHECK_EQ(ark_idmap_count(m), live);
     size_t worst = validate(m);
     CHECK(worst != SIZE_MAX);
-    CHECK(worst <= 4);
+    CHECK(worst <= 8);
     size_t overflowed = 0;
     for (size_t g = 0; g < m->groups; g++) {
         overflowed += m->ctrl[g * 16 + 15] != 0;
