@@ -53,7 +53,7 @@ ARK_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 #endif
 ARK_API extern inline ark__idmap_mask ark__idmap_full(const uint8_t *ctrl);
 ARK_API extern inline ark_idmap_slot *
-ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h);
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
 ARK_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
                                                       uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
@@ -74,28 +74,51 @@ static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
  * overflow: 256 * 2^32 on 64-bit systems, 256 * 2^22 on 32-bit ones). */
 static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
 
+/* Store key, value in slot i of group g and tag it. */
+static inline void store(ark_idmap *m, size_t g, unsigned i, uint64_t h,
+                         uint64_t key, uint64_t value) {
+    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
+    s->key = key;
+    s->value = value;
+    m->ctrl[g * 16 + i] = ark__idmap_tag(h);
+}
+
+/* The empty slots of group g. */
+static inline ark__idmap_mask empty_slots(const ark_idmap *m, size_t g) {
+    return ark__idmap_match(ark__idmap_load(m->ctrl + g * 16), 0) &
+           ARK__IDMAP_SLOT_BITS;
+}
+
+/* place() past a full home group. */
+ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
+                                       uint64_t value) {
+    uint8_t ofw = ark__idmap_ofw(h);
+    size_t g = (size_t)h & m->gmask;
+    for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
+        ark__idmap_mask empty = empty_slots(m, g);
+        if (empty != 0) {
+            store(m, g, ark__ctz64(empty), h, key, value);
+            return step;
+        }
+        m->ctrl[g * 16 + 15] |= ofw;
+        g = (g + step) & m->gmask;
+    }
+    return 0;
+}
+
 /* Store key, value in an empty slot along h's probe sequence, setting the
  * overflow bit of every full group passed. Returns the number of groups
  * probed, or 0, with overflow bits possibly set but nothing stored, when no
  * slot lies within ARK_IDMAP_MAX_PROBE groups. */
-static unsigned place(ark_idmap *m, uint64_t h, uint64_t key, uint64_t value) {
-    uint8_t ofw = ark__idmap_ofw(h);
+static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
+                             uint64_t value) {
     size_t g = (size_t)h & m->gmask;
-    for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
-        uint8_t *c = m->ctrl + g * 16;
-        ark__idmap_mask empty = ~ark__idmap_full(c) & ARK__IDMAP_SLOT_BITS;
-        if (empty != 0) {
-            unsigned i = ark__ctz64(empty);
-            ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
-            s->key = key;
-            s->value = value;
-            c[i] = ark__idmap_tag(h);
-            return step;
-        }
-        c[15] |= ofw;
-        g = (g + step) & m->gmask;
+    ark__idmap_mask empty = empty_slots(m, g);
+    if (empty == 0) {
+        return place_far(m, h, key, value);
     }
-    return 0;
+    store(m, g, ark__ctz64(empty), h, key, value);
+    return 1;
 }
 
 /* Whether one more insert that probed more than LONG_PROBE groups exceeds
@@ -331,37 +354,62 @@ static ark_status reseed(ark_idmap *m) {
     return s;
 }
 
-/* Insert key (absent, hash h). On ENOMEM the map is unchanged. */
-static ark_status add(ark_idmap *m, uint64_t key, uint64_t h, uint64_t value) {
+/* Count an insert that probed past LONG_PROBE groups; re-seed when there
+ * are more of them than random keys make. The key is in: without memory
+ * the map keeps its seed and stays correct. */
+ARK_NOINLINE static void note_long(ark_idmap *m) {
+    if (too_many_long(++m->long_inserts, m->count)) {
+        (void)reseed(m);
+    }
+}
+
+/* Insert key (absent) when the table must make room first or its probe
+ * sequence is past the hard bound. On ENOMEM the map is unchanged. */
+ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
+                                        uint64_t value) {
     if (m->count >= m->max_load) {
         ark_status s = make_room(m);
         if (s != ARK_OK) {
             return s;
         }
-        h = ark__idmap_hash(m->seed, key);
     }
-    unsigned probes;
-    while ((probes = place(m, h, key, value)) == 0) {
-        /* Past the hard bound: the key cannot go in under this seed. */
-        ark_status s = reseed(m);
+    for (;;) {
+        unsigned probes = place(m, ark__idmap_hash(m->seed, key), key, value);
+        if (probes != 0) {
+            m->count++;
+            if (probes > LONG_PROBE) {
+                note_long(m);
+            }
+            return ARK_OK;
+        }
+        ark_status s = reseed(m); /* the key cannot go in under this seed */
         if (s != ARK_OK) {
             return s;
         }
-        h = ark__idmap_hash(m->seed, key);
     }
-    m->count++;
-    if (probes > LONG_PROBE && too_many_long(++m->long_inserts, m->count)) {
-        /* Random keys do not probe this far this often. The key is in;
-         * without memory the map keeps its seed and stays correct. */
-        (void)reseed(m);
+}
+
+/* Insert key (absent, hash h). On ENOMEM the map is unchanged. */
+static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
+                             uint64_t value) {
+    if (m->count < m->max_load) {
+        unsigned probes = place(m, h, key, value);
+        if (probes != 0) {
+            m->count++;
+            if (probes > LONG_PROBE) {
+                note_long(m);
+            }
+            return ARK_OK;
+        }
     }
-    return ARK_OK;
+    return add_slow(m, key, value);
 }
 
 ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
     assert(m != NULL);
     uint64_t h = ark__idmap_hash(m->seed, key);
-    ark_idmap_slot *s = ark__idmap_find_h(m, key, h);
+    uint8_t *ctl;
+    ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
     if (s != NULL) {
         s->value = value;
         return ARK_OK;
@@ -372,7 +420,8 @@ ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
 ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
     assert(m != NULL);
     uint64_t h = ark__idmap_hash(m->seed, key);
-    if (ark__idmap_find_h(m, key, h) != NULL) {
+    uint8_t *ctl;
+    if (ark__idmap_find_h(m, key, h, &ctl) != NULL) {
         return ARK_EEXIST;
     }
     return add(m, key, h, value);
@@ -380,19 +429,20 @@ ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
 
 bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
     assert(m != NULL);
-    ark_idmap_slot *s = ark__idmap_find(m, key);
+    uint8_t *ctl;
+    ark_idmap_slot *s =
+        ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
     if (s == NULL) {
         return false;
     }
     if (old != NULL) {
         *old = s->value;
     }
-    size_t i = (size_t)(s - m->slots);
-    uint8_t *c = m->ctrl + i / ARK__IDMAP_SLOTS * 16;
-    c[i % ARK__IDMAP_SLOTS] = 0;
+    *ctl = 0;
     /* The freed slot may have sent a later key past this group: its
-     * overflow bit stays, and costs one unit of max_load. */
-    m->max_load -= c[15] != 0;
+     * overflow bit stays, and costs one unit of max_load. The group's
+     * overflow byte is its 16th control byte. */
+    m->max_load -= m->ctrl[(size_t)(ctl - m->ctrl) | 15] != 0;
     m->count--;
     return true;
 }

