@@ -121,12 +121,27 @@ static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
     return 1;
 }
 
-/* Whether one more insert that probed more than LONG_PROBE groups exceeds
- * what random keys produce: at the highest load about 1 insert in 4,000
- * probes past 8 groups; the budget allows 1 in 64, plus a few. */
+/* Probe statistics since the table was last rebuilt, and whether they
+ * exceed what random keys produce. Random keys filling a table to 7/8 place
+ * 7% of their inserts past the home group and 1 in 4,000 past 8 groups;
+ * at the highest steady load under churn, still under a third past home.
+ * A flood that puts keys in one home or one run shows up in the second
+ * count; one that makes many groups overflow, so that misses walk several
+ * groups, in the first. */
+typedef ark__idmap_stats probe_stats;
+
 #define LONG_PROBE 8
-static bool too_many_long(size_t long_inserts, size_t count) {
-    return long_inserts > 8 + count / 64;
+
+/* Count one insert that probed `probes` groups; return true when the
+ * statistics call for a re-seed. */
+static bool count_probe(probe_stats *st, unsigned probes) {
+    st->inserts++;
+    if (probes <= 1) {
+        return false;
+    }
+    st->far++;
+    st->longer += probes > LONG_PROBE;
+    return st->far > 64 + st->inserts / 2 || st->longer > 8 + st->inserts / 64;
 }
 
 static void free_table(ark_idmap *m) {
@@ -163,7 +178,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     n.gmask = g - 1;
     n.seed = seed;
     memset(n.ctrl, 0, g * 16);
-    size_t long_inserts = 0;
+    probe_stats st = {0, 0, 0};
     for (size_t og = 0; og < m->groups; og++) {
         ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
         const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
@@ -171,8 +186,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
             const ark_idmap_slot *e = s + ark__ctz64(full);
             unsigned probes =
                 place(&n, ark__idmap_hash(seed, e->key), e->key, e->value);
-            long_inserts += probes > LONG_PROBE;
-            if (probes == 0 || too_many_long(long_inserts, m->count)) {
+            if (probes == 0 || count_probe(&st, probes)) {
                 ark__free(&m->alloc, slots, table_bytes(g));
                 return REHASH_LONG;
             }
@@ -189,7 +203,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     }
     m->groups = g;
     m->max_load = load_limit(g);
-    m->long_inserts = long_inserts;
+    m->stats = st;
     return REHASH_OK;
 }
 
@@ -224,9 +238,8 @@ static void set_no_table(ark_idmap *m) {
     m->gmask = 0;
     m->count = 0;
     m->max_load = 0;
-    m->reserved = 0;
     m->reseeds = 0;
-    m->long_inserts = 0;
+    m->stats = (probe_stats){0, 0, 0};
 }
 
 ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
@@ -282,9 +295,6 @@ static size_t groups_for(size_t n) {
 
 ark_status ark_idmap_reserve(ark_idmap *m, size_t n) {
     assert(m != NULL);
-    if (n > m->reserved) {
-        m->reserved = n;
-    }
     if (n <= load_limit(m->groups)) {
         return ARK_OK;
     }
@@ -316,14 +326,14 @@ static void rebuild_overflow(ark_idmap *m) {
         }
     }
     m->max_load = load_limit(m->groups);
+    m->stats = (probe_stats){0, 0, 0};
 }
 
 /* Make room for one more entry: grow when the table is (nearly) full,
  * otherwise clear stale overflow bits. On ENOMEM the map is unchanged. */
 ARK_NOINLINE static ark_status make_room(ark_idmap *m) {
     size_t limit = load_limit(m->groups);
-    if (m->count < limit &&
-        (m->count < limit - limit / 4 || m->count < m->reserved)) {
+    if (m->count < limit - limit / 4) {
         rebuild_overflow(m);
         return ARK_OK;
     }
@@ -354,11 +364,11 @@ static ark_status reseed(ark_idmap *m) {
     return s;
 }
 
-/* Count an insert that probed past LONG_PROBE groups; re-seed when there
- * are more of them than random keys make. The key is in: without memory
- * the map keeps its seed and stays correct. */
-ARK_NOINLINE static void note_long(ark_idmap *m) {
-    if (too_many_long(++m->long_inserts, m->count)) {
+/* Count an insert that probed past its home group; re-seed when the
+ * counts say flood. The key is in: without memory the map keeps its seed
+ * and stays correct. */
+ARK_NOINLINE static void note_far(ark_idmap *m, unsigned probes) {
+    if (count_probe(&m->stats, probes)) {
         (void)reseed(m);
     }
 }
@@ -377,8 +387,10 @@ ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
         unsigned probes = place(m, ark__idmap_hash(m->seed, key), key, value);
         if (probes != 0) {
             m->count++;
-            if (probes > LONG_PROBE) {
-                note_long(m);
+            if (probes > 1) {
+                note_far(m, probes);
+            } else {
+                m->stats.inserts++;
             }
             return ARK_OK;
         }
@@ -396,8 +408,10 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
         unsigned probes = place(m, h, key, value);
         if (probes != 0) {
             m->count++;
-            if (probes > LONG_PROBE) {
-                note_long(m);
+            if (probes > 1) {
+                note_far(m, probes);
+            } else {
+                m->stats.inserts++;
             }
             return ARK_OK;
         }
@@ -464,7 +478,7 @@ void ark_idmap_clear(ark_idmap *m) {
     m->count = 0;
     m->max_load = load_limit(m->groups);
     m->reseeds = 0;
-    m->long_inserts = 0;
+    m->stats = (probe_stats){0, 0, 0};
 }
 
 void ark_idmap_each(const ark_idmap *m,

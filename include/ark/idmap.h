@@ -98,6 +98,14 @@ typedef struct ark_idmap_slot {
     uint64_t value;
 } ark_idmap_slot;
 
+/* Private: inserts since the table was last rebuilt, and how many of them
+ * probed past the home group and past 8 groups (flood detection). */
+typedef struct ark__idmap_stats {
+    size_t inserts;
+    size_t far;
+    size_t longer;
+} ark__idmap_stats;
+
 /* A map. The fields are private; they are declared here only so that the
  * inline functions below can read them. */
 typedef struct ark_idmap {
@@ -108,12 +116,11 @@ typedef struct ark_idmap {
     uint64_t seed;         /* hash seed */
     size_t count;          /* entries */
     /* private, used by idmap.c only */
-    size_t groups;       /* 0 when nothing is allocated */
-    size_t max_load;     /* inserts before the next grow or overflow rebuild */
-    size_t reserved;     /* the largest n given to reserve since clear */
-    size_t long_inserts; /* inserts that probed far, since the rehash */
-    unsigned reseeds;    /* long-run re-seeds since the last growth */
-    bool seed_fixed;     /* set by ark_idmap_set_seed */
+    size_t groups;   /* 0 when nothing is allocated */
+    size_t max_load; /* inserts before the next grow or overflow rebuild */
+    ark__idmap_stats stats; /* probe counts since the last rebuild */
+    unsigned reseeds;       /* long-run re-seeds since the last growth */
+    bool seed_fixed;        /* set by ark_idmap_set_seed */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
     uint8_t spare_ctrl[16]; /* all empty, no overflow */
@@ -147,7 +154,9 @@ ARK_API void ark_idmap_set_seed(ark_idmap *m, uint64_t seed);
 /*
  * Make room for n entries in all, so that inserts allocate nothing and never
  * rehash while count stays at most n (unless a flood of colliding keys
- * forces a re-seed).
+ * forces a re-seed). With removals in between, a table more than 3/4 full
+ * may still double: removals leave overflow bits behind, and clearing them
+ * in place that often would cost O(capacity) per insert.
  * Errors: ARK_ENOMEM (the map is unchanged; also when n exceeds
  * ARK_IDMAP_MAX_COUNT, reported before anything is allocated).
  * Complexity: O(capacity) when the table must grow, else O(1).
