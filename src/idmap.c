@@ -373,6 +373,16 @@ ARK_NOINLINE static void note_far(ark_idmap *m, unsigned probes) {
     }
 }
 
+/* Count an insert placed `probes` groups along its sequence. */
+static inline void count_insert(ark_idmap *m, unsigned probes) {
+    m->count++;
+    if (probes > 1) {
+        note_far(m, probes);
+    } else {
+        m->stats.inserts++;
+    }
+}
+
 /* Insert key (absent) when the table must make room first or its probe
  * sequence is past the hard bound. On ENOMEM the map is unchanged. */
 ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
@@ -386,12 +396,7 @@ ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
     for (;;) {
         unsigned probes = place(m, ark__idmap_hash(m->seed, key), key, value);
         if (probes != 0) {
-            m->count++;
-            if (probes > 1) {
-                note_far(m, probes);
-            } else {
-                m->stats.inserts++;
-            }
+            count_insert(m, probes);
             return ARK_OK;
         }
         ark_status s = reseed(m); /* the key cannot go in under this seed */
@@ -407,12 +412,7 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
     if (m->count < m->max_load) {
         unsigned probes = place(m, h, key, value);
         if (probes != 0) {
-            m->count++;
-            if (probes > 1) {
-                note_far(m, probes);
-            } else {
-                m->stats.inserts++;
-            }
+            count_insert(m, probes);
             return ARK_OK;
         }
     }
@@ -441,8 +441,8 @@ ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
     return add(m, key, h, value);
 }
 
-bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
-    assert(m != NULL);
+/* Remove key, storing its value in *old if old is not NULL. */
+static inline bool take(ark_idmap *m, uint64_t key, uint64_t *old) {
     uint8_t *ctl;
     ark_idmap_slot *s =
         ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
@@ -461,8 +461,14 @@ bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
     return true;
 }
 
+bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
+    assert(m != NULL);
+    return take(m, key, old);
+}
+
 bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
-    return ark_idmap_take(m, key, NULL);
+    assert(m != NULL);
+    return take(m, key, NULL);
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {
