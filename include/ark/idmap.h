@@ -24,10 +24,13 @@
  * stored more than ARK_IDMAP_MAX_PROBE groups along its probe sequence: an
  * insert that would go further re-seeds the map (and, if that does not
  * help, doubles it), so get, remove and take give up after that many
- * groups. Whatever the seed, even one an attacker knows and chooses keys
- * against, every operation reads at most ARK_IDMAP_MAX_PROBE groups, and
- * the re-seeds a flood provokes are paid for by its inserts: N chosen keys
- * cost O(N) in total.
+ * groups. Inserts also count how often they land past their home group and
+ * past 8 groups, and re-seed when that happens far more often than random
+ * keys make it, so a flood is broken up after a few dozen keys. Whatever
+ * the seed, even one an attacker knows and chooses keys against, every
+ * operation reads at most ARK_IDMAP_MAX_PROBE groups, and the re-seeds a
+ * flood provokes are paid for by its inserts: N chosen keys cost O(N) in
+ * total.
  *
  * Invariants:
  * - There are 0 groups (nothing allocated) or a power of two; count stays
@@ -62,13 +65,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* Private: a hint to start loading the cache line at p. */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK__IDMAP_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define ARK__IDMAP_PREFETCH(p) ((void)(p))
 #endif
 
 /* Private: slots per group, and the bits of a group mask that are slots
