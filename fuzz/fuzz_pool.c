@@ -28,8 +28,9 @@ typedef struct model {
 
 static uint64_t hook_calls;
 
-static void on_remove(void *elem, void *user) {
+static void on_remove(void *elem, ark_handle h, void *user) {
     (void)elem;
+    (void)h;
     (void)user;
     hook_calls++;
 }

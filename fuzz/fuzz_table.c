@@ -65,7 +65,7 @@ static void fill(ark_table *t, const size_t *sizes, size_t ncols, size_t r,
 FUZZ_NO_COVERAGE static void check_rows(const ark_table *t, const model *m,
                                         const size_t *sizes, size_t ncols,
                                         int full) {
-    FUZZ_REQUIRE(ark_table_count(t) == m->n);
+    FUZZ_REQUIRE(ark_table_rows(t) == m->n);
     for (size_t r = 0; r < m->n; r++) {
         const row *w = &m->rows[r];
         if (w->pending) {
@@ -106,7 +106,7 @@ static void check_handle(ark_table *t, model *m, ark_handle h) {
     FUZZ_REQUIRE(ark_table_row(t, h) == ARK_NO_ROW);
     FUZZ_REQUIRE(ark_table_remove(t, h) == s);
     FUZZ_REQUIRE(ark_table_remove_later(t, h) == s);
-    FUZZ_REQUIRE(ark_table_count(t) == m->n);
+    FUZZ_REQUIRE(ark_table_rows(t) == m->n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -207,6 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ark_status s = ark_table_remove_later(t, m.rows[r].h);
                 if (m.rows[r].pending) {
                     FUZZ_REQUIRE(s == ARK_ESTALE);
+                } else if (s == ARK_ENOMEM) {
+                    break; /* the marked list could not grow: unchanged */
                 } else {
                     FUZZ_REQUIRE(s == ARK_OK);
                     m.rows[r].pending = 1;
