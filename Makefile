@@ -57,6 +57,12 @@ bench-doc:
 	@test -f $(BENCH_CSV) || { echo "no $(BENCH_CSV): run make bench first" >&2; exit 1; }
 	python3 bench/report.py $(BENCH_CSV) --doc docs/benchmarks.md --doc-charts docs/img
 
+# The single-file distribution: build/single_file/ark.h (stb style; see
+# README "Single file"). ctest compiles and runs it (single_file.example).
+.PHONY: single-file
+single-file:
+	python3 scripts/amalgamate -o build/single_file/ark.h
+
 # libFuzzer targets under ASan+UBSan, FUZZ_SECONDS each (default 60).
 FUZZ_SECONDS ?= 60
 fuzz:
