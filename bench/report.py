@@ -124,6 +124,31 @@ def label(sec, wl):
     return wl
 
 
+# Peers by the name a reader knows them by, in the headline tables.
+PEER_NAMES = {
+    "absl_flat_hash_map": "absl::flat_hash_map",
+    "absl_flat": "absl::flat_hash_map",
+    "unordered_map": "std::unordered_map",
+    "unordered_map_reserve": "std::unordered_map + reserve",
+    "std_unordered": "std::unordered_map",
+    "go_map": "Go map",
+    "go_slicemap": "Go SliceMap",
+    "plf_colony": "plf::colony",
+    "SlotMap": "Rust SlotMap",
+    "HopSlotMap": "Rust HopSlotMap",
+    "DenseSlotMap": "Rust DenseSlotMap",
+    "plain_arrays": "SoA arrays + index",
+    "aos": "array of structs + index",
+    "flat": "sorted array",
+    "croaring": "CRoaring",
+    "judy": "Judy1",
+}
+
+
+def peer_name(impl):
+    return PEER_NAMES.get(impl, impl)
+
+
 # Implementations that are a floor, not a peer: they keep no handles at
 # all (an index into a plain array). The headline tables leave them out
 # of "best peer"; every other table shows them.
@@ -143,6 +168,29 @@ HEADLINES = [
     ("idset", "the id set against a sorted array, CRoaring and Judy (dense ids)", [
         "B1_at_tput_D1", "B4_lb_tput_D1", "B8_iter_D1", "B7_batch_1pct_D1",
         "B5_insert_D1", "B6_remove_D1", "B9_mem_fresh_D1"]),
+]
+
+# README's one compact table (report.py --compact prints it): section,
+# workload, the peers to pick the best from (None = every peer but the
+# floors) and the row's label.
+HASH_MAPS = ("unordered_map", "unordered_map_reserve", "absl_flat_hash_map",
+             "go_map")
+COMPACT = [
+    ("pool", "s000_get_random", HASH_MAPS, "pool: get, random order, vs hash maps"),
+    ("pool", "s000_get_random", None, "pool: get, random order"),
+    ("pool", "s000_insert", None, "pool: insert"),
+    ("pool", "s000_iterate", None, "pool: iterate"),
+    ("pool", "s000_remove_random", None, "pool: remove, random order"),
+    ("pool", "churn_frame", None, "pool: game frame (remove 10%, insert 10%, iterate)"),
+    ("table", "update", None, "table: update loop over columns"),
+    ("table", "get_row", None, "table: handle to row, random order"),
+    ("idmap", "insert_rand", None, "idmap: insert, random keys"),
+    ("idmap", "lookup_hit_rand", None, "idmap: lookup hit, random keys"),
+    ("idmap", "insert_seq", None, "idmap: insert, keys 0..n-1"),
+    ("idset", "B1_at_tput_D1", None, "idset: id at a position"),
+    ("idset", "B4_lb_tput_D1", None, "idset: lower_bound"),
+    ("idset", "B8_iter_D1", None, "idset: iterate"),
+    ("idset", "B5_insert_D1", None, "idset: insert one id"),
 ]
 
 # The charts docs/benchmarks.md shows (section, workload); each at the
@@ -568,8 +616,8 @@ def headline_tables(groups, rows):
             if ref is None or not peers:
                 continue
             best = min(peers, key=lambda r: (r["value"], r["impl"]))
-            name = best["impl"]
-            if (sec, name) in accepts:
+            name = peer_name(best["impl"])
+            if (sec, best["impl"]) in accepts:
                 name += " †"
             ratio = ref["value"] / best["value"] if best["value"] else None
             lines.append("| %s | %s | %s | %s | %s %s | %s |" % (
@@ -587,6 +635,39 @@ def headline_tables(groups, rows):
                    "still reaches whatever reused its slot, so it skips the "
                    "check ark makes.\n")
     return out
+
+
+def compact_table(groups, rows):
+    """README's table: one row per COMPACT entry, at the largest n."""
+    accepts = stale_acceptors(rows)
+    out = ["| workload | n | ark | best peer | ark / peer |",
+           "|---|---:|---:|---|---:|"]
+    for sec, wl, among, lab in COMPACT:
+        cand = [(n, unit, rs) for (w, n, unit), rs in groups.get(sec, [])
+                if w == wl]
+        if not cand:
+            continue
+        n, unit, rs = max(cand, key=lambda c: c[0])
+        ref = annotate(rs)
+        peers = [r for r in rs if not r["impl"].startswith(REFERENCE)
+                 and (sec, r["impl"]) not in FLOORS
+                 and (among is None or r["impl"] in among)]
+        if ref is None or not peers:
+            continue
+        best = min(peers, key=lambda r: (r["value"], r["impl"]))
+        mark = " †" if (sec, best["impl"]) in accepts else ""
+        ratio = ref["value"] / best["value"] if best["value"] else None
+        out.append("| %s | %s | %s %s | %s%s %s | %s |" % (
+            lab, short_n(n), num(ref["value"]), unit, peer_name(best["impl"]), mark,
+            num(best["value"]), ratio_text(ratio)))
+    return out
+
+
+def short_n(n):
+    for div, suf in ((1 << 20, "Mi"), (1000000, "M"), (1 << 10, "Ki"), (1000, "K")):
+        if n >= div and n % div == 0:
+            return "%d%s" % (n // div, suf)
+    return "{:,}".format(n)
 
 
 def doc_text(env, groups, rows, results, made, img_rel, source):
@@ -639,6 +720,7 @@ def main():
     ap.add_argument("--doc")
     ap.add_argument("--doc-charts")
     ap.add_argument("--headlines", action="store_true")
+    ap.add_argument("--compact", action="store_true")
     ap.add_argument("--targets", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "targets.csv"))
     a = ap.parse_args()
@@ -655,6 +737,9 @@ def main():
         for _, rs in items:
             annotate(rs)
     results = evaluate_targets(load_targets(a.targets), rows)
+    if a.compact:
+        print("\n".join(compact_table(groups, rows)))
+        return 0
     if a.headlines:
         print("\n".join(headline_tables(groups, rows)))
         return 0
