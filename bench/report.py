@@ -43,6 +43,7 @@ import csv
 import fnmatch
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -752,6 +753,15 @@ def main():
                 if ns:
                     want.add((sec, wl, max(ns)))
             made = charts(groups, a.doc_charts, only=want)
+            # Drop this page's charts of sizes the run did not measure, so
+            # docs/img/ holds only what the page shows.
+            keep = {f for _, _, _, f in made}
+            pattern = re.compile(r"^(%s)_\d+\.png$" % "|".join(
+                re.escape("%s_%s" % c) for c in DOC_CHARTS))
+            if made:
+                for f in os.listdir(a.doc_charts):
+                    if pattern.match(f) and f not in keep:
+                        os.remove(os.path.join(a.doc_charts, f))
         img_rel = os.path.relpath(a.doc_charts or ".",
                                   os.path.dirname(os.path.abspath(a.doc)))
         text = doc_text(env, groups, rows, results, made, img_rel,
