@@ -333,9 +333,12 @@ def summary_tables(groups, level="**"):
     out = []
     for sec, items in groups.items():
         impls = impl_order([r for _, rs in items for r in rs])
-        out.append("%sSection `%s`%s (medians; in brackets: ark's value / "
-                   "this one, below 1 = ark faster or smaller; `!` = "
-                   "checksum disagrees with ark's)\n" % (level, sec, level))
+        note = ("medians; in brackets: ark's value / this one, below 1 = ark "
+                "faster or smaller; `!` = checksum disagrees with ark's")
+        if level.startswith("#"):
+            out.append("%sSection `%s`\n\n%s.\n" % (level, sec, note[0].upper() + note[1:]))
+        else:
+            out.append("%sSection `%s`%s (%s)\n" % (level, sec, level, note))
         out.append("| workload | n | unit | " + " | ".join(impls) + " |")
         out.append("|---|---:|---|" + "---:|" * len(impls))
         for (wl, n, unit), rs in items:
