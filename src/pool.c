@@ -49,10 +49,11 @@ struct ark_pool {
     char **pages;      /* pages past the reserved range */
     size_t *by_addr;   /* page numbers sorted by address, for handle_of */
     size_t npages, pages_cap, addr_cap;
+    char *flat;            /* the reserved range (2 MiB aligned), or NULL */
     char *flat_base;       /* the reservation (flat is aligned inside) */
     size_t flat_bytes;     /* its size */
     uint64_t flat_slots;   /* slots the reservation holds */
-    size_t flat_committed; /* bytes from view.slots.flat committed */
+    size_t flat_committed; /* bytes from flat committed */
     size_t elem_size;
     size_t page_bytes, page_align;
     void (*on_remove)(void *elem, ark_handle h, void *user);
@@ -60,6 +61,37 @@ struct ark_pool {
 };
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+
+/* What slot 0 reads as while the pool has no storage: a free stamp. */
+static const uint64_t empty_slot[1];
+
+/* Copy an element; the common sizes get fixed-size copies the compiler
+ * inlines (a libc call would dominate an insert). */
+static inline void copy_elem(char *dst, const void *src, size_t n) {
+    switch (n) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 12:
+        memcpy(dst, src, 12);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    case 24:
+        memcpy(dst, src, 24);
+        break;
+    case 32:
+        memcpy(dst, src, 32);
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
+    }
+}
 
 /* ---- what the engine asks of a pool ----------------------------------- */
 
@@ -168,12 +200,13 @@ static uint64_t flat_slots_in(const ark_pool *p, size_t end) {
 static ark_status grow_flat(ark_pool *p, size_t end) {
     ark__slot_view *v = &p->view.slots;
     if (end > p->flat_committed) {
-        if (ark__vmem_commit(v->flat + p->flat_committed,
+        if (ark__vmem_commit(p->flat + p->flat_committed,
                              end - p->flat_committed) != 0) {
             return ARK_ENOMEM;
         }
         p->flat_committed = end;
     }
+    v->flat = p->flat;
     v->nflat = flat_slots_in(p, end);
     v->cap = v->nflat;
     return ARK_OK;
@@ -209,6 +242,9 @@ static ark_status add_page(ark_pool *p) {
     by_addr[pos] = p->npages;
     pages[p->npages++] = page;
     ark__slot_view *v = &p->view.slots;
+    if (v->cap == 0) {
+        v->nflat = 0; /* no reserved range: pages from slot 0 on */
+    }
     uint64_t cap = v->cap + ((uint64_t)1 << v->page_shift);
     v->cap = cap < p->s.limit ? cap : p->s.limit;
     return ARK_OK;
@@ -275,14 +311,20 @@ static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
     }
     p->flat_bytes = need + HUGE;
     p->flat_slots = slots;
-    v->flat = (char *)round_up((uintptr_t)p->flat_base, HUGE);
-    ark__vmem_hint_huge(v->flat, need);
+    p->flat = (char *)round_up((uintptr_t)p->flat_base, HUGE);
+    ark__vmem_hint_huge(p->flat, need);
 }
 
 ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     assert(out != NULL && cfg != NULL);
-    size_t align =
-        cfg->elem_align == 0 ? _Alignof(max_align_t) : cfg->elem_align;
+    /* Default: the largest power of two dividing elem_size, at most
+     * alignof(max_align_t). Every type's alignment divides its size, so
+     * this suits any type of that size, without the padding a blanket
+     * max_align_t would add to small elements. */
+    size_t low = cfg->elem_size & (~cfg->elem_size + 1);
+    size_t align = cfg->elem_align != 0          ? cfg->elem_align
+                   : low < _Alignof(max_align_t) ? low
+                                                 : _Alignof(max_align_t);
     if (cfg->elem_size == 0 || cfg->elem_size > ARK_POOL_MAX_ELEM_SIZE ||
         (align & (align - 1)) != 0 || align > ARK_POOL_MAX_ELEM_ALIGN) {
         return ARK_EINVAL;
@@ -306,7 +348,10 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     }
     ark__slot_view *v = &p->view.slots;
     v->data_off = round_up(4, align);
-    v->stride = round_up(v->data_off + cfg->elem_size, align < 8 ? 8 : align);
+    v->stride = round_up(v->data_off + cfg->elem_size, align < 4 ? 4 : align);
+    v->stride = v->stride < 8 ? 8 : v->stride; /* room for the next gen */
+    v->flat = (char *)(uintptr_t)empty_slot;   /* slot 0 until storage */
+    v->nflat = 1;
     v->page_shift = page_shift_for(v->stride, v->layout.index_bits);
     v->page_mask = ((uint64_t)1 << v->page_shift) - 1;
     p->elem_size = cfg->elem_size;
@@ -371,7 +416,7 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     if (st != ARK_OK) {
         return st;
     }
-    memcpy(slot + p->view.slots.data_off, elem, p->elem_size);
+    copy_elem(slot + p->view.slots.data_off, elem, p->elem_size);
     if (out != NULL) {
         *out = ark__slots_handle(&p->s, i, slot);
     }
@@ -427,8 +472,8 @@ ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire) {
  * UINT64_MAX. */
 static uint64_t index_of(const ark_pool *p, uintptr_t at) {
     const ark__slot_view *v = &p->view.slots;
-    uintptr_t flat = (uintptr_t)v->flat;
-    if (v->flat != NULL && at >= flat && at - flat < v->nflat * v->stride) {
+    uintptr_t flat = (uintptr_t)p->flat;
+    if (p->flat != NULL && at >= flat && at - flat < v->nflat * v->stride) {
         return (at - flat) / v->stride;
     }
     size_t lo = 0, hi = p->npages; /* the last page at or below at */
@@ -481,9 +526,7 @@ void ark_pool_each(ark_pool *p, bool (*fn)(void *elem, ark_handle h, void *ud),
 
 uint64_t ark__pool_retired(const ark_pool *p) { return p->s.retired; }
 
-bool ark__pool_reserved(const ark_pool *p) {
-    return p->view.slots.flat != NULL;
-}
+bool ark__pool_reserved(const ark_pool *p) { return p->flat != NULL; }
 
 static bool linked(const void *c, uint64_t i) {
     const ark_pool *p = c;

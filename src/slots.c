@@ -291,6 +291,18 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     s->draining = false;
 }
 
+ark_status ark__slots_classify(const ark__slots *s, ark_handle h) {
+    const ark_handle_layout *l = &s->v->layout;
+    if (h == ARK_NULL_HANDLE) {
+        return ARK_ENULL;
+    }
+    if ((h & l->high_mask) != l->tag_value) {
+        return ARK_EFOREIGN;
+    }
+    uint64_t i = h & l->index_mask;
+    return i == 0 || i >= s->issued ? ARK_ERANGE : ARK_ESTALE;
+}
+
 ark_status ark__slots_check(const ark__slots *s, ark_handle h) {
     uint64_t i;
     char *slot;

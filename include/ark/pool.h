@@ -67,8 +67,13 @@ extern "C" {
  * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
  */
 typedef struct ark_pool_config {
-    size_t elem_size;    /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
-    size_t elem_align;   /* power of two; 0 = alignof(max_align_t) */
+    size_t elem_size; /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
+    /* Power of two, at most ARK_POOL_MAX_ELEM_ALIGN. 0 = the largest
+     * power of two dividing elem_size, at most alignof(max_align_t): right
+     * for any type of that size. Pass _Alignof(T) (C11) or alignof(T)
+     * (C++) when T needs less, e.g. 4 for a struct of four floats: its
+     * slot is then 20 bytes instead of 32. */
+    size_t elem_align;
     unsigned index_bits; /* 1..32, 0 = 32: slot index bits of a handle */
     unsigned gen_bits;   /* 1..32, 0 = 32: generation bits of a handle */
     unsigned tag_bits;   /* tag bits above index and generation; 0 = none */
