@@ -51,6 +51,17 @@ extern "C" {
 #define ARK_INLINE_API
 #endif
 
+/* Private: how the public headers define their inline functions. In C:
+ * C11 inline, with the one external definition in the library. In C++ an
+ * inline function is emitted as a COMDAT copy wherever it is not inlined,
+ * and some linkers (MinGW's) reject such a copy next to the library's
+ * strong definition: C++ sees them as static inline instead. */
+#ifdef __cplusplus
+#define ARK_INLINE static inline
+#else
+#define ARK_INLINE inline
+#endif
+
 /* Private: branch hints for hot loops. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -160,48 +171,48 @@ typedef struct ark__slot_view {
  * stored uint32 stamp only if the tag is exact, no stray bit is set and the
  * generation is in range; it is never 0, so a free slot never matches.
  */
-ARK_ALWAYS_INLINE inline uint64_t ark__handle_stamp(const ark_handle_layout *l,
-                                                    ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
     return ((h >> l->index_bits) ^ l->tag_high) + 1;
 }
 
 /* Private: count trailing zeros of a non-zero 64-bit word. */
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
-ARK_ALWAYS_INLINE inline unsigned ark__ctz64(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
     unsigned long i;
     _BitScanForward64(&i, x);
     return (unsigned)i;
 }
 #else
-ARK_ALWAYS_INLINE inline unsigned ark__ctz64(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
     return (unsigned)__builtin_ctzll(x);
 }
 #endif
 
 /* Private: the slot index of a handle. */
-ARK_ALWAYS_INLINE inline uint64_t ark__handle_index(const ark_handle_layout *l,
-                                                    ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_index(const ark_handle_layout *l, ark_handle h) {
     return h & l->index_mask;
 }
 
 /* Private: compose a handle from an index and a generation. */
-ARK_ALWAYS_INLINE inline ark_handle
+ARK_ALWAYS_INLINE ARK_INLINE ark_handle
 ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen) {
     return index | ((uint64_t)gen << l->index_bits) | l->tag_value;
 }
 
 /* Private: the address of slot i of v past the flat range (rare). */
-ARK_ALWAYS_INLINE inline char *ark__slot_paged(const ark__slot_view *v,
-                                               uint64_t i) {
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_paged(const ark__slot_view *v,
+                                                   uint64_t i) {
     uint64_t j = i - v->nflat;
     return v->pages[j >> v->page_shift] +
            (size_t)(j & v->page_mask) * v->stride;
 }
 
 /* Private: the address of slot i of v (i < cap, or i == 0). */
-ARK_ALWAYS_INLINE inline char *ark__slot_at(const ark__slot_view *v,
-                                            uint64_t i) {
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
+                                                uint64_t i) {
     if (ARK_LIKELY(i < v->nflat)) {
         return v->flat + (size_t)i * v->stride;
     }
@@ -213,8 +224,8 @@ ARK_ALWAYS_INLINE inline char *ark__slot_at(const ark__slot_view *v,
  * branch and an index out of range reads slot 0 (stamp 0 forever, so it
  * never matches): in a loop of lookups the compiler keeps the fields in
  * registers and each lookup is a few instructions and one slot load. */
-ARK_ALWAYS_INLINE inline char *ark__slot_live(const ark__slot_view *v,
-                                              ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
+                                                  ark_handle h) {
     uint64_t expect = ark__handle_stamp(&v->layout, h);
     uint64_t i = h & v->layout.index_mask;
     i = i < v->cap ? i : 0;
