@@ -5,7 +5,7 @@
  * Slot layout (stride bytes, aligned to max(elem_align, 8)):
  *   offset 0         uint32 stamp (see slots.h)
  *   offset 4         while free: the generation its next occupant gets
- *   offset elem_off  the element (elem_off = round_up(4, elem_align))
+ *   offset elem_off  the element (elem_off = ark__round_up(4, elem_align))
  * The stride is at least 8, so the word at offset 4 always exists; while
  * the slot is free it overlays padding or the dead element.
  *
@@ -60,8 +60,6 @@ struct ark_pool {
     void *user;
 };
 
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
-
 /* What slot 0 reads as while the pool has no storage: a free stamp. */
 static const uint64_t empty_slot[1];
 
@@ -95,22 +93,22 @@ static inline void copy_elem(char *dst, const void *src, size_t n) {
 
 /* ---- what the engine asks of a pool ----------------------------------- */
 
-static void unlink_slot(void *c, uint64_t i) {
+static void pool_unlink_slot(void *c, uint64_t i) {
     ark_pool *p = c;
     p->view.live[i >> 6] &= ~((uint64_t)1 << (i & 63));
 }
 
-static void run_hook(void *c, char *slot, ark_handle h) {
+static void pool_run_hook(void *c, char *slot, ark_handle h) {
     ark_pool *p = c;
     p->on_remove(slot + p->view.slots.data_off, h, p->user);
 }
 
-static void drop_slot(void *c, char *slot) {
+static void pool_drop_slot(void *c, char *slot) {
     (void)c;
     (void)slot;
 }
 
-static uint64_t next_live(const void *c, uint64_t from) {
+static uint64_t pool_next_live(const void *c, uint64_t from) {
     const ark_pool *p = c;
     uint64_t words = (p->view.slots.cap + 63) >> 6;
     uint64_t w = from >> 6;
@@ -127,10 +125,10 @@ static uint64_t next_live(const void *c, uint64_t from) {
     return (w << 6) | ark__ctz64(bits);
 }
 
-static ark_status grow(void *c, uint64_t want);
+static ark_status pool_grow(void *c, uint64_t want);
 
-static const ark__slot_ops pool_ops = {grow, unlink_slot, run_hook, drop_slot,
-                                       next_live};
+static const ark__slot_ops pool_ops = {
+    pool_grow, pool_unlink_slot, pool_run_hook, pool_drop_slot, pool_next_live};
 
 /* ---- storage ----------------------------------------------------------- */
 
@@ -183,8 +181,8 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
 static size_t flat_end(const ark_pool *p, uint64_t want) {
     size_t stride = p->view.slots.stride;
     uint64_t slots = want < p->flat_slots ? want : p->flat_slots;
-    size_t end = round_up((size_t)slots, 64) * stride;
-    end = round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
+    size_t end = ark__round_up((size_t)slots, 64) * stride;
+    end = ark__round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
     size_t max = (size_t)p->flat_slots * stride;
     return end < max ? end : max;
 }
@@ -253,14 +251,14 @@ static ark_status add_page(ark_pool *p) {
 /* Give storage to slots [0, want): the reserved range first, pages after.
  * The bitmap grows first to the capacity planned, so it always covers
  * cap, and a failure leaves only unused spare room. */
-static ark_status grow(void *c, uint64_t want) {
+static ark_status pool_grow(void *c, uint64_t want) {
     ark_pool *p = c;
     ark__slot_view *v = &p->view.slots;
     size_t end = flat_end(p, want);
     uint64_t cap = v->cap < p->flat_slots ? flat_slots_in(p, end) : v->cap;
     if (cap < want) {
         uint64_t page = (uint64_t)1 << v->page_shift;
-        cap += round_up((size_t)(want - cap), (size_t)page);
+        cap += ark__round_up((size_t)(want - cap), (size_t)page);
     }
     ark_status st = grow_live(p, cap < p->s.limit ? cap : p->s.limit);
     if (st == ARK_OK && v->cap < p->flat_slots) {
@@ -299,19 +297,19 @@ static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
     if (slots >= p->s.limit) {
         slots = p->s.limit;
     } else {
-        slots = round_up((size_t)slots, 64);
+        slots = ark__round_up((size_t)slots, 64);
     }
     if (slots > (SIZE_MAX - 2 * HUGE) / v->stride) {
         return;
     }
-    size_t need = round_up((size_t)slots * v->stride, HUGE);
+    size_t need = ark__round_up((size_t)slots * v->stride, HUGE);
     p->flat_base = ark__vmem_reserve(need + HUGE);
     if (p->flat_base == NULL) {
         return; /* pages from the allocator: slower lookups, same rules */
     }
     p->flat_bytes = need + HUGE;
     p->flat_slots = slots;
-    p->flat = (char *)round_up((uintptr_t)p->flat_base, HUGE);
+    p->flat = (char *)ark__round_up((uintptr_t)p->flat_base, HUGE);
     ark__vmem_hint_huge(p->flat, need);
 }
 
@@ -347,8 +345,9 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         return st;
     }
     ark__slot_view *v = &p->view.slots;
-    v->data_off = round_up(4, align);
-    v->stride = round_up(v->data_off + cfg->elem_size, align < 4 ? 4 : align);
+    v->data_off = ark__round_up(4, align);
+    v->stride =
+        ark__round_up(v->data_off + cfg->elem_size, align < 4 ? 4 : align);
     v->stride = v->stride < 8 ? 8 : v->stride; /* room for the next gen */
     v->flat = (char *)(uintptr_t)empty_slot;   /* slot 0 until storage */
     v->nflat = 1;
@@ -385,7 +384,7 @@ void ark_pool_destroy(ark_pool *p) {
 /* ---- elements ---------------------------------------------------------- */
 
 /* Take a slot for a new element and mark it live. */
-static inline ark_status take(ark_pool *p, uint64_t *i, char **slot) {
+static inline ark_status pool_take(ark_pool *p, uint64_t *i, char **slot) {
     ark_status st = ark__slots_take(&p->s, i, slot);
     if (st == ARK_OK) {
         p->view.live[*i >> 6] |= (uint64_t)1 << (*i & 63);
@@ -397,7 +396,7 @@ void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
     assert(p != NULL);
     uint64_t i;
     char *slot;
-    if (take(p, &i, &slot) != ARK_OK) {
+    if (pool_take(p, &i, &slot) != ARK_OK) {
         return NULL;
     }
     char *elem = slot + p->view.slots.data_off;
@@ -412,7 +411,7 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     assert(p != NULL && elem != NULL);
     uint64_t i;
     char *slot;
-    ark_status st = take(p, &i, &slot);
+    ark_status st = pool_take(p, &i, &slot);
     if (st != ARK_OK) {
         return st;
     }
@@ -453,9 +452,9 @@ ark_status ark_pool_reserve(ark_pool *p, size_t n) {
     return ark__slots_reserve(&p->s, n);
 }
 
-void ark_pool_clear(ark_pool *p, bool run_hook) {
+void ark_pool_clear(ark_pool *p, bool pool_run_hook) {
     assert(p != NULL);
-    ark__slots_clear(&p->s, run_hook);
+    ark__slots_clear(&p->s, pool_run_hook);
 }
 
 ark_handle ark_pool_seal(const ark_pool *p, ark_handle h) {
