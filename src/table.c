@@ -56,6 +56,9 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 /* Rows of the first growth. */
 #define FIRST_CAP 32
 
+/* The huge-page size large column regions are aligned to. */
+#define HUGE ((size_t)2 << 20)
+
 struct ark_table {
     ark__table_view view; /* first: read by table.h */
     ark__slots s;
@@ -149,17 +152,32 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
  * base (bytes in *bytes) or NULL. */
 static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
                         size_t *bytes) {
-    size_t total = layout_columns(t, NULL, rows, t->page, NULL);
-    if (total == 0) {
+    /* Columns of 2 MiB or more start on a 2 MiB boundary and are marked
+     * for transparent huge pages (one TLB entry per 2 MiB of a streaming
+     * loop, as malloc'd arrays get where THP is on); smaller ones keep
+     * OS-page alignment, so a small table never pins 2 MiB. */
+    size_t align = t->page;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        if (rows >= HUGE / t->sizes[k]) {
+            align = HUGE;
+        }
+    }
+    size_t total = layout_columns(t, NULL, rows, align, NULL);
+    size_t extra = align > t->page ? align : 0;
+    if (total == 0 || total > SIZE_MAX - extra) {
         return NULL;
     }
-    char *base = ark__vmem_reserve(total);
-    if (base == NULL) {
+    char *raw = ark__vmem_reserve(total + extra);
+    if (raw == NULL) {
         return NULL;
     }
-    layout_columns(t, base, rows, t->page, cols);
-    *bytes = total;
-    return base;
+    char *base = (char *)ark__round_up((uintptr_t)raw, align);
+    layout_columns(t, base, rows, align, cols);
+    if (extra != 0) {
+        ark__vmem_hint_huge(base, total);
+    }
+    *bytes = total + extra;
+    return raw;
 }
 
 /* Commit the first rows rows of every column of cols. */
