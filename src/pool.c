@@ -429,7 +429,7 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
     assert(p != NULL);
-    return ark__slots_remove(&p->s, &pool_ops, h);
+    return ark__slots_remove(&p->s, &p->view.slots, &pool_ops, p, h);
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
