@@ -244,13 +244,7 @@ static inline ark_status ark__slots_remove(ark__slots *s,
     ops->unlink(c, i);
     *ark__stamp(slot) = 0;
     ops->drop(c, slot);
-    if (stamp - 1 >= v->layout.gen_max) {
-        s->retired++;
-        return ARK_OK;
-    }
-    *ark__next_gen(slot) = stamp;
-    s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = (uint32_t)i;
-    s->nfree++;
+    ark__slots_free(s, i, slot, stamp - 1);
     return ARK_OK;
 }
 
