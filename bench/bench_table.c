@@ -14,7 +14,9 @@
  *             mode). The three update rows come from the process that
  *             runs ark_table (run.sh --impl ark_table); the plain_arrays
  *             and aos processes skip update, so their peak RSS is not
- *             comparable on update rows.
+ *             comparable on update rows. update_paired (unit "ratio") is
+ *             the median over the turns of table / plain_arrays within
+ *             one turn.
  *   insert    insert N rows into an empty container, ns per insert
  *   remove10  remove 10% of N rows by id/handle in random order (swap and
  *             pop), ns per remove
@@ -319,11 +321,24 @@ static void run_update(const bench_args *a, size_t n) {
     for (size_t i = 0; i < n; i++) {
         check[1] += fbits(col[0][i]) * 3u + fbits(col[1][i]);
     }
+    /* The paired ratio: table / plain arrays within each turn (the two
+     * ran moments apart), median over the turns; steadier than the ratio
+     * of the two medians when the machine's load drifts. */
+    double paired[UPDATE_TURNS];
+    if (sel[0] && sel[1]) {
+        for (int turn = 0; turn < turns; turn++) {
+            paired[turn] = v[0][turn] / v[1][turn];
+        }
+    }
     for (int k = 0; k < NIMPLS; k++) {
         if (sel[k]) {
             bench_row("table", "update", n, impls[k], v[k], turns, "ns/row",
                       check[k]);
         }
+    }
+    if (sel[0] && sel[1]) {
+        bench_row("table", "update_paired", n, "ark_table", paired, turns,
+                  "ratio", check[0]);
     }
     for (int k = 0; k < 4; k++) {
         free(col[k]);
