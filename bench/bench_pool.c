@@ -68,16 +68,14 @@
 #include "ark/pool.h"
 #include "slotarray.h"
 
-static const char *const impls[] = {"ark", "ark_align4", "slotarray",
-                                    "array"};
+static const char *const impls[] = {"ark", "ark_align4", "slotarray", "array"};
 enum { NIMPLS = 4 };
 
 /* ---- ark ---------------------------------------------------------- */
 
 static ark_pool *ark_new(size_t elem_align) {
     ark_pool *p;
-    ark_pool_config cfg = {.elem_size = sizeof(elem),
-                           .elem_align = elem_align};
+    ark_pool_config cfg = {.elem_size = sizeof(elem), .elem_align = elem_align};
     if (ark_pool_create(&p, &cfg) != ARK_OK) {
         fprintf(stderr, "bench_pool: ark_pool_create failed\n");
         exit(1);
@@ -332,27 +330,58 @@ static void array_seq(const bench_args *args, const char *fam, size_t n) {
     free(perm);
 }
 
+/* The workloads of every implementation, for workload-major runs. */
+typedef struct impl_fns {
+    void (*stale)(const bench_args *, size_t);
+    void (*holes)(const bench_args *, size_t);
+    void (*seq)(const bench_args *, const char *, size_t);
+    void (*churn)(const bench_args *, size_t);
+} impl_fns;
+
+static const impl_fns fns[NIMPLS] = {
+    {ark_stale, ark_holes, ark_seq, ark_churn},
+    {ark4_stale, ark4_holes, ark4_seq, ark4_churn},
+    {sa_stale, sa_holes, sa_seq, sa_churn},
+    {NULL, array_holes, array_seq, array_churn}, /* no stale: no handles */
+};
+
+/* Workload-major: every selected implementation runs one workload before
+ * any runs the next, in an order that rotates per workload, so the
+ * implementations of one cell run seconds apart, not minutes (run
+ * without --impl for side-by-side figures; bench/run.sh runs one process
+ * per implementation for their peak RSS). */
 int main(int argc, char **argv) {
     bench_args args = bench_parse(argc, argv, impls, NIMPLS);
-    if (bench_selected(&args, "ark")) {
-        ark_run_all(&args);
-    }
-    if (bench_selected(&args, "ark_align4")) {
-        ark4_run_all(&args);
-    }
-    if (bench_selected(&args, "slotarray")) {
-        sa_run_all(&args);
-    }
-    if (bench_selected(&args, "array")) {
-        sizes s = sizes_for(args.mode);
-        peak_reset();
-        array_holes(&args, s.holes);
-        array_seq(&args, "s001", s.s001);
-        for (int k = 0; k < 2; k++) {
+    sizes s = sizes_for(args.mode);
+    for (int w = 0; w < 6; w++) {
+        for (int j = 0; j < NIMPLS; j++) {
+            int k = (w + j) % NIMPLS;
+            const impl_fns *f = &fns[k];
+            if (!bench_selected(&args, impls[k])) {
+                continue;
+            }
             peak_reset();
-            array_churn(&args, s.churn[k]);
+            switch (w) {
+            case 0:
+                if (f->stale != NULL) {
+                    f->stale(&args, s.stale);
+                }
+                break;
+            case 1:
+                f->holes(&args, s.holes);
+                break;
+            case 2:
+                f->seq(&args, "s001", s.s001);
+                break;
+            case 3:
+            case 4:
+                f->churn(&args, s.churn[w - 3]);
+                break;
+            default:
+                f->seq(&args, "s000", s.s000);
+                break;
+            }
         }
-        array_seq(&args, "s000", s.s000);
     }
     return 0;
 }

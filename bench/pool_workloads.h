@@ -27,9 +27,10 @@
  * write every byte, so the arrays are resident before a memory probe. */
 #ifdef __cplusplus
 #define PW_HALLOC(n) (new PW_H[(n) == 0 ? 1 : (n)]())
-#define PW_HFREE(p) (delete[] (p))
+#define PW_HFREE(p) (delete[](p))
 #else
-#define PW_HALLOC(n) ((PW_H *)memset(xmalloc((n) * sizeof(PW_H)), 0, (n) * sizeof(PW_H)))
+#define PW_HALLOC(n)                                                           \
+    ((PW_H *)memset(xmalloc((n) * sizeof(PW_H)), 0, (n) * sizeof(PW_H)))
 #define PW_HFREE(p) free(p)
 #endif
 
@@ -218,7 +219,7 @@ static void PW_FN(churn)(const bench_args *a, size_t live) {
 
 /* Every workload of one implementation, smallest first so that the peak
  * RSS printed with each row is that workload's. */
-static void PW_FN(run_all)(const bench_args *a) {
+static inline void PW_FN(run_all)(const bench_args *a) {
     sizes s = sizes_for(a->mode);
     peak_reset();
     PW_FN(stale)(a, s.stale);
