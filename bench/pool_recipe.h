@@ -28,8 +28,8 @@ typedef struct sizes {
 
 static inline sizes sizes_for(bench_mode m) {
     static const sizes smoke = {10000, 10000, {1000, 10000}, 10000, 10000, 2};
-    static const sizes quick = {1000000,  100000, {10000, 100000},
-                                100000,   100000, 100};
+    static const sizes quick = {1000000, 100000, {10000, 100000},
+                                100000,  100000, 100};
     static const sizes full = {10000000, 1000000, {100000, 1000000},
                                1000000,  1000000, 100};
     return m == BENCH_SMOKE ? smoke : m == BENCH_QUICK ? quick : full;
@@ -150,8 +150,8 @@ static inline void seq_store(double t[SEQ_ROWS][5], int run,
 static inline void seq_rows(const char *impl, const char *fam, size_t n,
                             double t[SEQ_ROWS][5], int runs,
                             const uint64_t c[SEQ_ROWS], double mem) {
-    static const char *const names[SEQ_ROWS] = {
-        "insert", "iterate", "get_seq", "get_random", "remove_random"};
+    static const char *const names[SEQ_ROWS] = {"insert", "iterate", "get_seq",
+                                                "get_random", "remove_random"};
     char wl[64];
     for (int w = 0; w < SEQ_ROWS; w++) {
         snprintf(wl, sizeof wl, "%s_%s", fam, names[w]);
