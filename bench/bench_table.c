@@ -133,14 +133,14 @@ update_soa(float *restrict x, float *restrict y, const float *restrict vx,
 static void table_update(ark_table *t) {
     update_soa(ark_table_column(t, 0), ark_table_column(t, 1),
                ark_table_column(t, 2), ark_table_column(t, 3),
-               (ark_table_count(t) + 7) & ~(size_t)7);
+               (ark_table_rows(t) + 7) & ~(size_t)7);
 }
 
 static uint64_t table_sum(const ark_table *t) {
     const float *x = ark_table_column(t, 0);
     const float *y = ark_table_column(t, 1);
     uint64_t s = 0;
-    for (size_t i = 0; i < ark_table_count(t); i++) {
+    for (size_t i = 0; i < ark_table_rows(t); i++) {
         s += fbits(x[i]) * 3u + fbits(y[i]);
     }
     return s;
