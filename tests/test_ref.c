@@ -10,7 +10,6 @@
 #include "ark/ref.h"
 #include "harness.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 /* Run a helper that may fail a CHECK, and stop the case if it did. */
@@ -790,19 +789,19 @@ TEST(thread_atomic_refcount) {
         CHECK(s != NULL);
         ark_ref_init_atomic(&s->ref, shared_destroy);
         s->destroyed = &destroyed;
-        pthread_t th[THREADS];
+        harness_thread th[THREADS];
         worker w[THREADS];
         for (int i = 0; i < THREADS; i++) {
             w[i].obj = s;
             w[i].index = i;
             w[i].failed = 0;
             ark_ref_retain(&s->ref);
-            CHECK_EQ(pthread_create(&th[i], NULL, hammer, &w[i]), 0);
+            CHECK_EQ(harness_thread_start(&th[i], hammer, &w[i]), 0);
         }
         /* Main drops its own reference while the workers run. */
         ark_ref_release(&s->ref);
         for (int i = 0; i < THREADS; i++) {
-            CHECK_EQ(pthread_join(th[i], NULL), 0);
+            CHECK_EQ(harness_thread_join(th[i]), 0);
             CHECK_EQ(w[i].failed, 0);
         }
         CHECK_EQ(destroyed, 1);
@@ -823,12 +822,12 @@ TEST(thread_exact_count) {
     obj *o = obj_new(0, destroyed);
     CHECK(o != NULL);
     ark_ref_init_atomic(&o->ref, obj_destroy);
-    pthread_t th[THREADS];
+    harness_thread th[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        CHECK_EQ(pthread_create(&th[i], NULL, retain_many, &o->ref), 0);
+        CHECK_EQ(harness_thread_start(&th[i], retain_many, &o->ref), 0);
     }
     for (int i = 0; i < THREADS; i++) {
-        CHECK_EQ(pthread_join(th[i], NULL), 0);
+        CHECK_EQ(harness_thread_join(th[i]), 0);
     }
     CHECK_EQ(ark_ref_count(&o->ref), 1 + THREADS * THREAD_ITERS);
     for (int i = 0; i < THREADS * THREAD_ITERS; i++) {
