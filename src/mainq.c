@@ -69,7 +69,9 @@ static void mq_unlock(mq_mutex *m) {
 #endif
 /* ---- end of platform part -------------------------------------------- */
 
-/* Tasks per chunk: 64 x 16 bytes plus a 16-byte header on 64-bit. */
+/* Tasks per chunk: 64 x 16 bytes plus a 16-byte header on 64-bit. Every
+ * allocation is sizeof(chunk) or sizeof(ark_mainq), never a size computed
+ * from a count (see "Sizes" in mainq.h). */
 #define CHUNK_TASKS 64
 /* Spare chunks kept for reuse (64 KiB on 64-bit); more are freed. */
 #define SPARE_MAX 64
