@@ -72,10 +72,14 @@ run_stage() {
 # while ctest runs instead of starting one per test program.
 WINE=$(command -v wine64 || command -v wine || echo /usr/lib/wine/wine64)
 WINESERVER=$(command -v wineserver || echo /usr/lib/wine/wineserver)
+# wineboot also starts wine's background services (services.exe, ...)
+# with /dev/null as their output: started by the first test instead, they
+# would inherit ctest's pipe and ctest would wait for them after the test.
 wine_up() {
   if [ -x "$WINE" ] && [ -x "$WINESERVER" ]; then
-    [ -d "$WINEPREFIX" ] || "$WINE" wineboot -i >/dev/null 2>&1
+    mkdir -p "$WINEPREFIX"
     "$WINESERVER" -p
+    "$WINE" wineboot </dev/null >/dev/null 2>&1
   fi
 }
 wine_down() {
