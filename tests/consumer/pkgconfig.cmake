@@ -1,7 +1,9 @@
 # Build tests/consumer/main.c the way a Makefile user would:
 #   cc main.c $(pkg-config --cflags --libs ark)
-# against an installed ark (PREFIX), then run it.
-# cmake -DPREFIX=... -DCC=... -DPKG_CONFIG=... -DSRC=... -DOUT=... -P pkgconfig.cmake
+# against an installed ark (PREFIX), then run it (through RUN, an emulator
+# such as wine, when given).
+# cmake -DPREFIX=... -DCC=... -DPKG_CONFIG=... [-DRUN=...] -DSRC=... -DOUT=...
+#       -P pkgconfig.cmake
 file(GLOB pcdirs ${PREFIX}/lib*/pkgconfig ${PREFIX}/lib/*/pkgconfig)
 string(REPLACE ";" ":" pcpath "${pcdirs}")
 set(ENV{PKG_CONFIG_PATH} "${pcpath}")
@@ -18,7 +20,7 @@ execute_process(COMMAND ${CC} -std=c11 ${SRC} -o ${OUT} ${flags}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling with pkg-config's flags failed")
 endif()
-execute_process(COMMAND ${OUT} RESULT_VARIABLE rc)
+execute_process(COMMAND ${RUN} ${OUT} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${OUT} failed")
 endif()
