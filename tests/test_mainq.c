@@ -3,8 +3,6 @@
  * allocation failure, producers on other threads, and a frame loop driven
  * by hand. Cases named thread_* also run under TSan.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "ark/mainq.h"
 #include "ark/ref.h"
 #include "harness.h"

@@ -5,8 +5,6 @@
  * checking that each object was destroyed exactly once (ASan catches any
  * use after free on the way). Cases named thread_* also run under TSan.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "ark/ref.h"
 #include "harness.h"
 
