@@ -1,10 +1,11 @@
 /*
- * test_core.c - status strings, the default allocator, the OS entropy
- * source and the test allocator itself.
+ * test_core.c - status strings, the default allocator, virtual memory,
+ * the OS entropy source and the test allocator itself.
  */
 #include "ark/ark.h"
 #include "core_internal.h"
 #include "harness.h"
+#include "vmem_internal.h"
 
 #include <string.h>
 
@@ -72,4 +73,36 @@ TEST(entropy_comes_from_the_os) {
     uint64_t y = ark__entropy64(&salt, &from_os);
     CHECK(from_os);
     CHECK(x != y);
+}
+
+/* Reserve, commit, release (mmap on POSIX, VirtualAlloc on Windows): a
+ * large reservation costs nothing until committed, committed pages read
+ * as zero, and committing again keeps their contents. */
+TEST(vmem_reserve_commit_release) {
+    size_t page = ark__vmem_page_size();
+#if defined(__unix__) || defined(__APPLE__) || defined(_WIN32)
+    CHECK(page != 0);
+#endif
+    if (page == 0) {
+        return;
+    }
+    CHECK_EQ(page & (page - 1), 0);
+    /* 16 GiB of address space (256 MiB on 32-bit targets) */
+    size_t bytes = (size_t)1 << (sizeof(size_t) > 4 ? 34 : 28);
+    unsigned char *base = ark__vmem_reserve(bytes);
+    CHECK(base != NULL);
+    size_t far = bytes / 2;
+    CHECK_EQ(ark__vmem_commit(base, page), 0);
+    CHECK_EQ(ark__vmem_commit(base + far, 2 * page), 0);
+    for (size_t i = 0; i < page; i++) {
+        CHECK_EQ(base[i] | base[far + i] | base[far + page + i], 0);
+    }
+    base[0] = 1;
+    base[far + 2 * page - 1] = 2;
+    CHECK_EQ(ark__vmem_commit(base, 2 * page), 0);
+    CHECK_EQ(base[0], 1);
+    CHECK_EQ(base[page], 0);
+    CHECK_EQ(base[far + 2 * page - 1], 2);
+    ark__vmem_hint_huge(base, 2 * page);
+    ark__vmem_release(base, bytes);
 }
