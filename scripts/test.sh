@@ -90,7 +90,7 @@ wine_stage() {
   PRE_CTEST=wine_up POST_CTEST=wine_down run_stage wine build/mingw \
     -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-mingw64.cmake" \
     -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON \
-    -DARK_EXAMPLES=ON -DARK_BENCH=OFF -- -- -E '^(style|readme)\.'
+    -DARK_EXAMPLES=ON -- -- -E '^(style|readme)\.'
 }
 
 debug=(-DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON)
