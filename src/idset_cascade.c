@@ -1,0 +1,370 @@
+/*
+ * idset_cascade.c - single inserts and removes.
+ *
+ * An insert at position j of group k shifts at most 127 ids inside group
+ * k (whichever side is shorter); when k was full its last id then enters
+ * group k + 1 at the front, whose last id enters group k + 2, and so on:
+ * the cascade. A remove is the reverse: each later group gives its first id
+ * to the previous group's back. In a full circular queue both ends are
+ * adjacent slots, so a step is one slot write and a head move:
+ *
+ *   direction IN  (insert): slot = head - 1 holds the last id; read it (it
+ *                 moves on), write the incoming id there, head = slot.
+ *   direction OUT (remove): slot = head holds the first id (already given
+ *                 to the previous group); write the next group's first id
+ *                 there, head = slot + 1.
+ *
+ * One loop runs both directions. Its common step (the incoming id fits a
+ * dense group's window, or a sparse group stays wide) is a handful of
+ * instructions; anything else (rebase, promotion, demotion credit, buddy
+ * join) goes through the general step.
+ */
+#include "idset_internal.h"
+
+enum cascade_dir { CASCADE_IN, CASCADE_OUT };
+
+/* Cascade steps prefetch the slot of the group this many ahead: at large
+ * sizes each step is a cache miss on a node, and the headers say where the
+ * next ones are. Prefetching pays once the nodes outgrow the caches. */
+#define PREFETCH_AHEAD 16u
+#define PREFETCH_MIN_GROUPS 1024u
+
+static inline void prefetch_slot(const grp *g, unsigned delta) {
+    unsigned slot = (g->head + delta) & SLOT_MASK;
+    unsigned shift = g->dense ? 1u : 2u;
+    ARK_PREFETCH_WRITE((const char *)g->data + (slot << shift));
+}
+
+/* The general step on full group i in direction dir with incoming id x:
+ * make the group fit its new range, write x, move head, count credit, join
+ * buddies. Returns the id that left (IN: the group's old last id). */
+static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
+    grp *h = G(s, i);
+    unsigned slot = dir == CASCADE_IN ? (h->head - 1u) & SLOT_MASK : h->head;
+    uint32_t out = slot_get(h, slot);
+    /* The group's far end after the step: IN its new last id (position
+     * 254), OUT its new first id (position 1). */
+    uint32_t far = pos_get(h, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
+    uint32_t mn = dir == CASCADE_IN ? x : far;
+    uint32_t mx = dir == CASCADE_IN ? far : x;
+    ark__idset_ensure(s, i, mn, mx);
+    slot_set(h, slot, x);
+    h->head = (uint8_t)(dir == CASCADE_IN ? slot : slot + 1u);
+    if (!h->dense) {
+        ark__idset_credit(s, i, mn, mx);
+    }
+    ark__idset_maybe_join(s, i);
+    s->v.keys[i] = mn;
+    return out;
+}
+
+/* The common step, or 0 when the general one is needed: write x into
+ * group h (full) in direction dir, set *out to the id that left and *key
+ * to the group's new first id. */
+static inline int step_fast(grp *h, int dir, uint32_t x, uint32_t *out,
+                            uint32_t *key) {
+    unsigned slot = dir == CASCADE_IN ? (h->head - 1u) & SLOT_MASK : h->head;
+    unsigned head = dir == CASCADE_IN ? slot : (slot + 1u) & SLOT_MASK;
+    if (h->dense) {
+        int16_t *d = (int16_t *)h->data;
+        uint32_t off = x - (h->base - DENSE_HALF);
+        if (off > DENSE_SPAN) {
+            return 0;
+        }
+        *out = h->base + (uint32_t)(int32_t)d[slot];
+        d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
+        *key = dir == CASCADE_IN ? x : h->base + (uint32_t)(int32_t)d[head];
+    } else {
+        uint32_t *d = (uint32_t *)h->data;
+        /* IN: the new last id is at slot - 1; OUT: the new first at head. */
+        uint32_t far = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : head];
+        if ((dir == CASCADE_IN ? far - x : x - far) <= DEMOTE_SPAN) {
+            return 0; /* narrow: count towards a demotion */
+        }
+        *out = d[slot];
+        d[slot] = x;
+        h->credit = 0;
+        *key = dir == CASCADE_IN ? x : far;
+    }
+    h->head = (uint8_t)head;
+    return 1;
+}
+
+/* The cascade over the full groups [from, end). IN: x enters group from at
+ * the front; returns the id leaving group end - 1. OUT: each group gives
+ * its first id away and takes the next group's first id at the back. */
+static uint32_t cascade(ark_idset *s, size_t from, size_t end, int dir,
+                        uint32_t x) {
+    grp *gs = s->v.groups;
+    uint32_t *keys = s->v.keys;
+    size_t pf_end = 0;
+    if (s->v.ngroups >= PREFETCH_MIN_GROUPS && end > PREFETCH_AHEAD) {
+        pf_end = end - PREFETCH_AHEAD;
+    }
+    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
+    for (size_t i = from; i < end; i++) {
+        if (i < pf_end) {
+            prefetch_slot(&gs[i + PREFETCH_AHEAD], pf_delta);
+        }
+        uint32_t in = dir == CASCADE_IN ? x : keys[i + 1];
+        uint32_t key;
+        if (!s->demoted && step_fast(&gs[i], dir, in, &x, &key)) {
+            keys[i] = key;
+        } else {
+            x = step_general(s, i, dir, in);
+        }
+    }
+    STAT_ADD(s, moves, end - from);
+    return x;
+}
+
+/* ---- insert ------------------------------------------------------------- */
+
+/* The range [*mn, *mx] of group k (len ids) after id enters at position
+ * j; a full group loses its last id. */
+static void range_after_put(const grp *h, size_t len, unsigned j, uint32_t id,
+                            uint32_t *mn, uint32_t *mx) {
+    *mn = j == 0 ? id : pos_get(h, 0);
+    if (len == GROUP_SIZE) {
+        *mx = j == LAST_SLOT ? id : pos_get(h, LAST_SLOT - 1u);
+    } else {
+        *mx = j == len ? id : pos_get(h, (unsigned)len - 1u);
+    }
+}
+
+/* Pre-pass of an insert at (k, j): the nodes its promotions and a new
+ * group can need. Group i > k receives x, the old last id of group i - 1,
+ * with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
+ * does x, and the group cannot promote: no node is read then. */
+static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
+                          int grows) {
+    if (s->ndense == 0) {
+        return (size_t)grows; /* only a new group can need a node */
+    }
+    if (s->ndense + (size_t)grows <= s->nfree) {
+        return 0; /* the freelist covers every dense group and a new one */
+    }
+    size_t last = s->v.ngroups - 1, need = 0;
+    int last_promotes = 0;
+    for (size_t i = k; i <= last; i++) {
+        const grp *h = &s->v.groups[i];
+        if (!h->dense || fits(h, i == k ? id : s->v.keys[i - 1])) {
+            continue;
+        }
+        size_t len = glen(s, i);
+        uint32_t mn, mx;
+        if (i == k) {
+            range_after_put(h, len, j, id, &mn, &mx);
+        } else {
+            mn = pos_get(&s->v.groups[i - 1], LAST_SLOT);
+            mx = pos_get(h, (unsigned)len - (len == GROUP_SIZE ? 2u : 1u));
+        }
+        int p = mx - mn > DENSE_SPAN;
+        need += (size_t)(p && ark__idset_shares(s, i));
+        last_promotes = i == last ? p : last_promotes;
+    }
+    if (grows) {
+        size_t g = s->v.ngroups;
+        int half = (g & 1u) && ark__idset_free_half(s, g - 1) != NULL &&
+                   !last_promotes;
+        need += !half;
+    }
+    return need;
+}
+
+/* x enters the last group (L ids) at the front; returns the id that left
+ * when it was full (it starts a new group). */
+static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
+    if (L == GROUP_SIZE) {
+        return step_general(s, last, CASCADE_IN, x);
+    }
+    grp *h = G(s, last);
+    uint32_t mx = pos_get(h, (unsigned)L - 1u);
+    ark__idset_ensure(s, last, x, mx);
+    unsigned slot = (h->head - 1u) & SLOT_MASK;
+    slot_set(h, slot, x);
+    h->head = (uint8_t)slot;
+    if (!h->dense) {
+        ark__idset_credit(s, last, x, mx);
+    }
+    ark__idset_maybe_join(s, last);
+    s->v.keys[last] = x;
+    return 0;
+}
+
+static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+    size_t last = s->v.ngroups - 1;
+    size_t L = glen(s, last);
+    int grows = L == GROUP_SIZE; /* the last group spills into a new one */
+    size_t need = insert_need(s, k, j, id, grows);
+    if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)grows) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    /* Mutation: never fails from here on. */
+    grp *h = G(s, k);
+    size_t len = glen(s, k);
+    uint32_t mn, mx;
+    range_after_put(h, len, j, id, &mn, &mx);
+    uint32_t x = len == GROUP_SIZE ? pos_get(h, LAST_SLOT) : 0;
+    ark__idset_ensure(s, k, mn, mx);
+    unsigned live = len == GROUP_SIZE ? LAST_SLOT : (unsigned)len;
+    STAT_ADD(s, moves, ark__idset_put(h, live, j, id));
+    s->v.keys[k] = mn;
+    s->v.count++;
+    ark__idset_settle(s, k, mn, mx);
+    if (len < GROUP_SIZE) {
+        return ARK_OK;
+    }
+    x = cascade(s, k + 1, last, CASCADE_IN, x);
+    if (k < last) {
+        x = last_in(s, last, L, x);
+        STAT_ADD(s, moves, 1);
+    }
+    if (grows) {
+        ark__idset_add_group(s, x);
+        STAT_ADD(s, moves, 1);
+    }
+    return ARK_OK;
+}
+
+static ark_status insert_first(ark_idset *s, uint32_t id) {
+    if (ark__idset_acquire(s, 1, 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, id);
+    s->v.count = 1;
+    return ARK_OK;
+}
+
+/* An id above the maximum: a free slot after the last id, or a new group
+ * (the entity-creation path, O(1) amortized). */
+static ark_status append(ark_idset *s, uint32_t id) {
+    size_t last = s->v.ngroups - 1, L = glen(s, last);
+    if (L < GROUP_SIZE) {
+        grp *h = G(s, last);
+        if (!h->dense) { /* the inline path declined: credit counts */
+            ((uint32_t *)h->data)[(h->head + L) & SLOT_MASK] = id;
+            s->v.count++;
+            ark__idset_credit(s, last, s->v.keys[last], id);
+            return ARK_OK;
+        }
+        return insert_at(s, last, (unsigned)L, id);
+    }
+    size_t g = s->v.ngroups;
+    int half = (g & 1u) && ark__idset_free_half(s, g - 1) != NULL;
+    if (ark__idset_acquire(s, !half, g + 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, id);
+    s->v.count++;
+    return ARK_OK;
+}
+
+ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (s->v.count == 0) {
+        return insert_first(s, id);
+    }
+    size_t last = s->v.ngroups - 1;
+    ark_status st;
+    if (id > pos_get(G(s, last), (unsigned)glen(s, last) - 1u)) {
+        st = append(s, id);
+    } else {
+        size_t k = id < s->v.keys[0] ? 0 : ark__idset_group_of(&s->v, id);
+        size_t len = glen(s, k);
+        size_t j = ark__idset_group_lower(&s->v.groups[k], len, id);
+        if (j < len && pos_get(G(s, k), (unsigned)j) == id) {
+            return ARK_EEXIST;
+        }
+        if (j == len) { /* between groups: the next group's front */
+            k++;
+            j = 0;
+        }
+        st = insert_at(s, k, (unsigned)j, id);
+    }
+    ark__idset_node_trim(s);
+    return st;
+}
+
+/* ---- remove ------------------------------------------------------------- */
+
+/* Pre-pass of a remove at (k, j): groups before the last gain y =
+ * keys[i+1] at the back; when y fits the window the group cannot promote. */
+static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
+    if (s->ndense == 0 || s->ndense <= s->nfree) {
+        return 0;
+    }
+    size_t last = s->v.ngroups - 1, need = 0;
+    for (size_t i = k; i < last; i++) {
+        const grp *h = &s->v.groups[i];
+        uint32_t y = s->v.keys[i + 1];
+        if (h->dense && !fits(h, y)) {
+            uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
+            need += y - mn > DENSE_SPAN && ark__idset_shares(s, i);
+        }
+    }
+    return need;
+}
+
+/* The last group (len ids) loses position j (j = 0 when it gave its first
+ * id to the previous group). */
+static void last_out(ark_idset *s, size_t last, size_t len, unsigned j) {
+    grp *h = G(s, last);
+    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    s->v.count--;
+    if (len == 1) {
+        ark__idset_drop_last(s);
+        return;
+    }
+    uint32_t mn = pos_get(h, 0);
+    s->v.keys[last] = mn;
+    ark__idset_settle(s, last, mn, pos_get(h, (unsigned)len - 2u));
+}
+
+static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+    size_t last = s->v.ngroups - 1;
+    if (ark__idset_acquire(s, remove_need(s, k, j), s->v.ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    if (k == last) {
+        last_out(s, last, glen(s, last), j);
+        return ARK_OK;
+    }
+    grp *h = G(s, k);
+    uint32_t y = s->v.keys[k + 1];
+    uint32_t mn = pos_get(h, j == 0 ? 1u : 0u);
+    ark__idset_ensure(s, k, mn, y);
+    STAT_ADD(s, moves, ark__idset_take(h, GROUP_SIZE, j));
+    slot_set(h, (h->head + LAST_SLOT) & SLOT_MASK, y);
+    s->v.keys[k] = mn;
+    ark__idset_settle(s, k, mn, y);
+    cascade(s, k + 1, last, CASCADE_OUT, 0);
+    STAT_ADD(s, moves, 1); /* the last group's first id moved on */
+    last_out(s, last, glen(s, last), 0);
+    return ARK_OK;
+}
+
+ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    size_t p = ark_idset_find(s, id);
+    if (p == ARK_NOT_FOUND) {
+        return ARK_ENOTFOUND;
+    }
+    ark_status st = remove_pos(s, p / GROUP_SIZE, (unsigned)(p & SLOT_MASK));
+    ark__idset_node_trim(s);
+    return st;
+}
+
+ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (pos >= s->v.count) {
+        return ARK_ERANGE;
+    }
+    ark_status st =
+        remove_pos(s, pos / GROUP_SIZE, (unsigned)(pos & SLOT_MASK));
+    ark__idset_node_trim(s);
+    return st;
+}
