@@ -705,3 +705,294 @@ TEST(allocation_failure_for_every_k) {
         CHECK_EQ(t.bad_frees, 0);
     }
 }
+
+/* ---- the iterator ------------------------------------------------------ */
+
+/* Build a set holding v[0, n) (sorted, unique) and the model beside it. */
+static ark_idset *set_of(const uint32_t *v, size_t n, const ark_allocator *al) {
+    ark_idset *s;
+    if (ark_idset_create(&s, al) != ARK_OK) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (ark_idset_insert(s, v[i]) != ARK_OK) {
+            ark_idset_destroy(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+/* Walk from pos and compare every step with at(). */
+static int iter_matches(const ark_idset *s, size_t pos) {
+    size_t n = ark_idset_count(s), seen = 0;
+    for (ark_idset_iter it = ark_idset_iter_begin(s, pos);
+         ark_idset_iter_valid(&it); ark_idset_iter_next(&it)) {
+        REQ(it.pos == pos + seen);
+        REQ(it.pos < n);
+        REQ(it.id == ark_idset_at(s, it.pos));
+        seen++;
+    }
+    REQ(seen == (pos < n ? n - pos : 0));
+    return 1;
+}
+
+TEST(iterator_matches_at_from_any_start) {
+    uint64_t rng = harness_seed();
+    dist kinds[] = {D1_ECS, D3_SPARSE, D4_CLUSTER, D5_FLIP};
+    size_t sizes[] = {0, 1, 255, 256, 257, 1000, 5000};
+    for (size_t d = 0; d < 4; d++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z];
+            uint32_t *pool = make_pool(kinds[d], n + 1, &rng);
+            ark_idset *s = set_of(pool, n, NULL);
+            CHECK(s != NULL);
+            /* A few removes leave heads mid-group (wrapped queues). */
+            for (size_t t = 0; t < n / 8; t++) {
+                CHECK_OK(ark_idset_remove_at(s, harness_below(&rng, n - t)));
+            }
+            size_t c = ark_idset_count(s);
+            size_t starts[] = {0,     1,     255, 256,   257,
+                               c / 2, c - 1, c,   c + 7, SIZE_MAX};
+            for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+                CHECK(iter_matches(s, starts[i]));
+            }
+            for (int t = 0; t < 20 && c > 0; t++) {
+                CHECK(iter_matches(s, harness_below(&rng, c)));
+            }
+            ark_idset_destroy(s);
+            free(pool);
+        }
+    }
+}
+
+/* ---- set algebra --------------------------------------------------------- */
+
+enum { OP_AND, OP_OR, OP_ANDNOT };
+
+/* The model: a plain merge of two sorted arrays. */
+static size_t model_merge(int op, const uint32_t *a, size_t na,
+                          const uint32_t *b, size_t nb, uint32_t *out) {
+    size_t i = 0, j = 0, o = 0;
+    while (i < na || j < nb) {
+        if (j == nb || (i < na && a[i] < b[j])) {
+            if (op != OP_AND) {
+                out[o++] = a[i];
+            }
+            i++;
+        } else if (i == na || b[j] < a[i]) {
+            if (op == OP_OR) {
+                out[o++] = b[j];
+            }
+            j++;
+        } else {
+            if (op != OP_ANDNOT) {
+                out[o++] = a[i];
+            }
+            i++;
+            j++;
+        }
+    }
+    return o;
+}
+
+static ark_status run_op(int op, ark_idset *out, const ark_idset *a,
+                         const ark_idset *b) {
+    return op == OP_AND  ? ark_idset_intersect(out, a, b)
+           : op == OP_OR ? ark_idset_union(out, a, b)
+                         : ark_idset_difference(out, a, b);
+}
+
+/* s holds exactly v[0, n) and is valid. */
+static int holds(const ark_idset *s, const uint32_t *v, size_t n) {
+    REQ(ark_idset_validate(s) == ARK_OK);
+    REQ(ark_idset_count(s) == n);
+    for (size_t i = 0; i < n; i++) {
+        REQ(ark_idset_at(s, i) == v[i]);
+    }
+    return 1;
+}
+
+/* Pick each universe id into a with probability pa/64, into b with pb/64. */
+static size_t pick(const uint32_t *u, size_t nu, unsigned p, uint32_t *out,
+                   uint64_t *rng) {
+    size_t n = 0;
+    for (size_t i = 0; i < nu; i++) {
+        if (harness_below(rng, 64) < p) {
+            out[n++] = u[i];
+        }
+    }
+    return n;
+}
+
+/* Every operation and aliasing form on one pair, against the model. */
+static int algebra_pair(const uint32_t *a, size_t na, const uint32_t *b,
+                        size_t nb, uint32_t *want) {
+    ark_idset *sa = set_of(a, na, NULL), *sb = set_of(b, nb, NULL);
+    ark_idset *out = set_of(b, nb / 3, NULL); /* junk to be replaced */
+    REQ(sa != NULL && sb != NULL && out != NULL);
+    size_t both = model_merge(OP_AND, a, na, b, nb, want);
+    REQ(ark_idset_intersect_count(sa, sb) == both);
+    REQ(ark_idset_intersect_count(sb, sa) == both);
+    REQ(ark_idset_intersect_count(sa, sa) == na);
+    for (int op = OP_AND; op <= OP_ANDNOT; op++) {
+        size_t n = model_merge(op, a, na, b, nb, want);
+        REQ(run_op(op, out, sa, sb) == ARK_OK);
+        REQ(holds(out, want, n));
+        /* out == a, then out == b: rebuild the input each time. */
+        ark_idset *ca = set_of(a, na, NULL), *cb = set_of(b, nb, NULL);
+        REQ(ca != NULL && cb != NULL);
+        REQ(run_op(op, ca, ca, sb) == ARK_OK);
+        REQ(holds(ca, want, n));
+        REQ(run_op(op, cb, sa, cb) == ARK_OK);
+        REQ(holds(cb, want, n));
+        /* a == b: the set itself, itself, or nothing. */
+        REQ(run_op(op, ca, sa, sa) == ARK_OK);
+        REQ(holds(ca, a, op == OP_ANDNOT ? 0 : na));
+        REQ(run_op(op, sa, sa, sa) == ARK_OK); /* all three the same */
+        REQ(holds(sa, a, op == OP_ANDNOT ? 0 : na));
+        ark_idset_destroy(sa);
+        sa = set_of(a, na, NULL);
+        REQ(sa != NULL);
+        ark_idset_destroy(ca);
+        ark_idset_destroy(cb);
+    }
+    ark_idset_destroy(sa);
+    ark_idset_destroy(sb);
+    ark_idset_destroy(out);
+    return 1;
+}
+
+/* A universe of the distribution, then pairs at several densities and
+ * size ratios (1:1 merges; 1:64 and 1:1000 gallop). */
+static int algebra_dist(dist d, size_t nu, uint64_t *rng) {
+    uint32_t *u = make_pool(d, nu, rng);
+    uint32_t *a = malloc(nu * sizeof(uint32_t));
+    uint32_t *b = malloc(nu * sizeof(uint32_t));
+    uint32_t *want = malloc(2 * nu * sizeof(uint32_t));
+    unsigned probs[][2] = {{32, 32}, {63, 10}, {1, 64}, {64, 1},
+                           {0, 40},  {40, 0},  {0, 0},  {64, 64}};
+    for (size_t t = 0; t < sizeof probs / sizeof probs[0]; t++) {
+        size_t na = pick(u, nu, probs[t][0], a, rng);
+        size_t nb = pick(u, nu, probs[t][1], b, rng);
+        if (!algebra_pair(a, na, b, nb, want)) {
+            fprintf(stderr, "dist %d, |a| %zu, |b| %zu\n", (int)d, na, nb);
+            return 0;
+        }
+    }
+    /* One tiny side, one huge: galloping from either side. */
+    size_t na = pick(u, nu, 64, a, rng);
+    size_t nb = 0;
+    for (size_t i = 0; i < nu; i += 1 + harness_below(rng, 997)) {
+        b[nb++] = u[i] + (harness_below(rng, 2) ? 0 : 1);
+        if (nb > 1 && b[nb - 1] <= b[nb - 2]) {
+            nb--;
+        }
+    }
+    REQ(algebra_pair(a, na, b, nb, want));
+    REQ(algebra_pair(b, nb, a, na, want));
+    free(u);
+    free(a);
+    free(b);
+    free(want);
+    return 1;
+}
+
+TEST(set_algebra_dense_against_a_merge_model) {
+    uint64_t rng = harness_seed();
+    CHECK(algebra_dist(D1_ECS, 6000, &rng));
+    CHECK(algebra_dist(D2_CONTIG, 3000, &rng));
+}
+
+TEST(set_algebra_sparse_against_a_merge_model) {
+    uint64_t rng = harness_seed() ^ 1;
+    CHECK(algebra_dist(D3_SPARSE, 6000, &rng));
+}
+
+TEST(set_algebra_mixed_against_a_merge_model) {
+    uint64_t rng = harness_seed() ^ 2;
+    CHECK(algebra_dist(D4_CLUSTER, 8000, &rng));
+    CHECK(algebra_dist(D5_FLIP, 3000, &rng));
+}
+
+TEST(set_algebra_of_empty_sets) {
+    ark_idset *e, *f, *x;
+    CHECK_OK(ark_idset_create(&e, NULL));
+    CHECK_OK(ark_idset_create(&f, NULL));
+    uint32_t v[] = {0, 5, UINT32_MAX};
+    x = set_of(v, 3, NULL);
+    CHECK(x != NULL);
+    CHECK_EQ(ark_idset_intersect_count(e, f), 0);
+    CHECK_EQ(ark_idset_intersect_count(e, x), 0);
+    CHECK_OK(ark_idset_union(e, e, f));
+    CHECK_EQ(ark_idset_count(e), 0);
+    CHECK_OK(ark_idset_union(e, f, x));
+    CHECK(holds(e, v, 3));
+    CHECK_OK(ark_idset_difference(e, e, x));
+    CHECK(holds(e, v, 0));
+    CHECK_OK(ark_idset_difference(f, x, e));
+    CHECK(holds(f, v, 3));
+    CHECK_OK(ark_idset_intersect(f, x, e));
+    CHECK(holds(f, v, 0));
+    CHECK_OK(ark_idset_validate(e));
+    ark_idset_destroy(e);
+    ark_idset_destroy(f);
+    ark_idset_destroy(x);
+}
+
+/* Fail the k-th allocation of each operation for every k: ENOMEM leaves
+ * out exactly as it was (ids and memory), and nothing leaks. */
+static int algebra_oom(int op, const uint32_t *a, size_t na, const uint32_t *b,
+                       size_t nb, int alias) {
+    test_allocator t;
+    uint32_t *snap = malloc((na + nb + 1) * sizeof(uint32_t));
+    for (uint64_t k = 1;; k++) {
+        test_allocator_init(&t);
+        ark_idset *sa = set_of(a, na, &t.base), *sb = set_of(b, nb, &t.base);
+        REQ(sa != NULL && sb != NULL);
+        ark_idset *out = alias ? sa : set_of(b, nb / 2, &t.base);
+        REQ(out != NULL);
+        size_t n = ark_idset_copy(out, 0, snap, na + nb);
+        size_t mem = ark_idset_memory(out);
+        test_allocator_fail_at(&t, k);
+        ark_status st = run_op(op, out, sa, sb);
+        if (st == ARK_OK) {
+            REQ(t.failures == 0); /* every k below made it fail */
+            REQ(k > 1 || op == OP_ANDNOT || na + nb == 0);
+            ark_idset_destroy(sa);
+            ark_idset_destroy(sb);
+            if (!alias) {
+                ark_idset_destroy(out);
+            }
+            REQ(t.live_blocks == 0 && t.bad_frees == 0);
+            break;
+        }
+        REQ(st == ARK_ENOMEM);
+        REQ(snapshot_equal(out, snap, n, mem));
+        ark_idset_destroy(sa);
+        ark_idset_destroy(sb);
+        if (!alias) {
+            ark_idset_destroy(out);
+        }
+        REQ(t.live_blocks == 0 && t.live_bytes == 0 && t.bad_frees == 0);
+    }
+    free(snap);
+    return 1;
+}
+
+TEST(set_algebra_allocation_failure_for_every_k) {
+    uint64_t rng = harness_seed();
+    uint32_t *u = make_pool(D4_CLUSTER, 4000, &rng);
+    uint32_t *a = malloc(4000 * sizeof(uint32_t));
+    uint32_t *b = malloc(4000 * sizeof(uint32_t));
+    size_t na = pick(u, 4000, 48, a, &rng);
+    size_t nb = pick(u, 4000, 40, b, &rng);
+    for (int op = OP_AND; op <= OP_ANDNOT; op++) {
+        CHECK(algebra_oom(op, a, na, b, nb, 0));
+        CHECK(algebra_oom(op, a, na, b, nb, 1));
+        CHECK(algebra_oom(op, a, na / 100, b, nb, 0)); /* galloping */
+    }
+    free(u);
+    free(a);
+    free(b);
+}
