@@ -66,6 +66,10 @@ static int header_ok(const ark_idset *s, size_t k, size_t *used) {
     if (h->data == NULL) {
         return 0;
     }
+    if (s->win_lo[k] != (h->dense ? h->base - DENSE_HALF : 0) ||
+        s->win_hi[k] != (h->dense ? h->base + (DENSE_HALF - 1u) : UINT32_MAX)) {
+        return 0;
+    }
     if (!h->dense) {
         *used += 1;
         return addr % NODE_BYTES == 0 && h->base == 0 &&

@@ -58,64 +58,88 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
     return out;
 }
 
-/* The common step, or 0 when the general one is needed: write x into
- * group h (full) in direction dir, set *out to the id that left and *key
- * to the group's new first id. */
-static inline int step_fast(grp *h, int dir, uint32_t x, uint32_t *out,
-                            uint32_t *key) {
-    unsigned slot = dir == CASCADE_IN ? (h->head - 1u) & SLOT_MASK : h->head;
-    unsigned head = dir == CASCADE_IN ? slot : (slot + 1u) & SLOT_MASK;
+/* The common step on full group h in direction dir with incoming id x,
+ * or 0 when the general one is needed: write x, set *out to the id that
+ * left and *key to the group's new first id. */
+static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
+                                              uint32_t *out, uint32_t *key) {
+    unsigned head = h->head;
+    unsigned slot = dir == CASCADE_IN ? (head - 1u) & SLOT_MASK : head;
+    unsigned next = dir == CASCADE_IN ? slot : (head + 1u) & SLOT_MASK;
     if (h->dense) {
         int16_t *d = (int16_t *)h->data;
-        uint32_t off = x - (h->base - DENSE_HALF);
+        uint32_t base = h->base;
+        uint32_t off = x - (base - DENSE_HALF);
         if (off > DENSE_SPAN) {
             return 0;
         }
-        *out = h->base + (uint32_t)(int32_t)d[slot];
+        if (dir == CASCADE_IN) {
+            *out = base + (uint32_t)(int32_t)d[slot];
+            *key = x;
+        } else {
+            *key = base + (uint32_t)(int32_t)d[next];
+        }
         d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
-        *key = dir == CASCADE_IN ? x : h->base + (uint32_t)(int32_t)d[head];
     } else {
         uint32_t *d = (uint32_t *)h->data;
-        /* IN: the new last id is at slot - 1; OUT: the new first at head. */
-        uint32_t far = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : head];
+        /* IN: the new last id is at slot - 1; OUT: the new first at next. */
+        uint32_t far = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : next];
         if ((dir == CASCADE_IN ? far - x : x - far) <= DEMOTE_SPAN) {
             return 0; /* narrow: count towards a demotion */
         }
-        *out = d[slot];
+        if (dir == CASCADE_IN) {
+            *out = d[slot];
+        }
+        *key = dir == CASCADE_IN ? x : far;
         d[slot] = x;
         h->credit = 0;
-        *key = dir == CASCADE_IN ? x : far;
     }
-    h->head = (uint8_t)head;
+    h->head = (uint8_t)next;
     return 1;
 }
 
 /* The cascade over the full groups [from, end). IN: x enters group from at
  * the front; returns the id leaving group end - 1. OUT: each group gives
- * its first id away and takes the next group's first id at the back. */
-static uint32_t cascade(ark_idset *s, size_t from, size_t end, int dir,
-                        uint32_t x) {
+ * its first id away and takes the next group's first id at the back. The
+ * common steps run in a tight loop, left for a general step and re-entered
+ * while nothing was demoted (a demotion may call for buddy joins, which
+ * only the general step makes). */
+static ARK_ALWAYS_INLINE inline uint32_t
+cascade(ark_idset *s, size_t from, size_t end, int dir, uint32_t x) {
     grp *gs = s->v.groups;
     uint32_t *keys = s->v.keys;
     size_t pf_end = 0;
     if (s->v.ngroups >= PREFETCH_MIN_GROUPS && end > PREFETCH_AHEAD) {
         pf_end = end - PREFETCH_AHEAD;
     }
-    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
-    for (size_t i = from; i < end; i++) {
-        if (i < pf_end) {
-            prefetch_slot(&gs[i + PREFETCH_AHEAD], pf_delta);
+    size_t i = from;
+    while (i < end) {
+        for (; i < end && !s->demoted; i++) {
+            if (i < pf_end) {
+                prefetch_slot(&gs[i + PREFETCH_AHEAD],
+                              dir == CASCADE_IN ? SLOT_MASK : 0u);
+            }
+            uint32_t in = dir == CASCADE_IN ? x : keys[i + 1];
+            if (!step_fast(&gs[i], dir, in, &x, &keys[i])) {
+                break;
+            }
         }
-        uint32_t in = dir == CASCADE_IN ? x : keys[i + 1];
-        uint32_t key;
-        if (!s->demoted && step_fast(&gs[i], dir, in, &x, &key)) {
-            keys[i] = key;
-        } else {
-            x = step_general(s, i, dir, in);
+        if (i < end) {
+            x = step_general(s, i, dir, dir == CASCADE_IN ? x : keys[i + 1]);
+            i++;
         }
     }
     STAT_ADD(s, moves, end - from);
     return x;
+}
+
+static ARK_NOINLINE uint32_t cascade_in(ark_idset *s, size_t from, size_t end,
+                                        uint32_t x) {
+    return cascade(s, from, end, CASCADE_IN, x);
+}
+
+static ARK_NOINLINE void cascade_out(ark_idset *s, size_t from, size_t end) {
+    cascade(s, from, end, CASCADE_OUT, 0);
 }
 
 /* ---- insert ------------------------------------------------------------- */
@@ -132,6 +156,37 @@ static void range_after_put(const grp *h, size_t len, unsigned j, uint32_t id,
     }
 }
 
+/* Whether v[i] < lo[i] for some i < n, or (above) v[i] > hi[i]: the
+ * vectorised first look of the pre-passes (blocks of 8 with a constant
+ * trip count, which -O2 vectorises). */
+static int any_below(const uint32_t *v, const uint32_t *lo, size_t n) {
+    uint32_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (size_t q = 0; q < 8; q++) {
+            any |= (uint32_t)(v[i + q] < lo[i + q]);
+        }
+    }
+    for (; i < n; i++) {
+        any |= (uint32_t)(v[i] < lo[i]);
+    }
+    return any != 0;
+}
+
+static int any_above(const uint32_t *v, const uint32_t *hi, size_t n) {
+    uint32_t any = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (size_t q = 0; q < 8; q++) {
+            any |= (uint32_t)(v[i + q] > hi[i + q]);
+        }
+    }
+    for (; i < n; i++) {
+        any |= (uint32_t)(v[i] > hi[i]);
+    }
+    return any != 0;
+}
+
 /* Pre-pass of an insert at (k, j): the nodes its promotions and a new
  * group can need. Group i > k receives x, the old last id of group i - 1,
  * with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
@@ -146,7 +201,9 @@ static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
     }
     size_t last = s->v.ngroups - 1, need = 0;
     int last_promotes = 0;
-    for (size_t i = k; i <= last; i++) {
+    int calm = id >= s->win_lo[k] && id <= s->win_hi[k] &&
+               !any_below(s->v.keys + k, s->win_lo + k + 1, last - k);
+    for (size_t i = k; i <= last && !calm; i++) {
         const grp *h = &s->v.groups[i];
         if (!h->dense || fits(h, i == k ? id : s->v.keys[i - 1])) {
             continue;
@@ -215,7 +272,7 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     if (len < GROUP_SIZE) {
         return ARK_OK;
     }
-    x = cascade(s, k + 1, last, CASCADE_IN, x);
+    x = cascade_in(s, k + 1, last, x);
     if (k < last) {
         x = last_in(s, last, L, x);
         STAT_ADD(s, moves, 1);
@@ -296,6 +353,9 @@ static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
         return 0;
     }
     size_t last = s->v.ngroups - 1, need = 0;
+    if (!any_above(s->v.keys + k + 1, s->win_hi + k, last - k)) {
+        return 0; /* every y fits its group's window */
+    }
     for (size_t i = k; i < last; i++) {
         const grp *h = &s->v.groups[i];
         uint32_t y = s->v.keys[i + 1];
@@ -339,7 +399,7 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     slot_set(h, (h->head + LAST_SLOT) & SLOT_MASK, y);
     s->v.keys[k] = mn;
     ark__idset_settle(s, k, mn, y);
-    cascade(s, k + 1, last, CASCADE_OUT, 0);
+    cascade_out(s, k + 1, last);
     STAT_ADD(s, moves, 1); /* the last group's first id moved on */
     last_out(s, last, glen(s, last), 0);
     return ARK_OK;

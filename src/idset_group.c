@@ -24,14 +24,16 @@ uint32_t ark__idset_centre(uint32_t mn, uint32_t mx) {
     return lo + DENSE_HALF;
 }
 
-/* Rewrite a dense group's deltas around a new centre. */
-static void rebase(grp *h, uint32_t base) {
+/* Rewrite dense group k's deltas around a new centre. */
+static void rebase(ark_idset *s, size_t k, uint32_t base) {
+    grp *h = G(s, k);
     int16_t *d = (int16_t *)h->data;
     uint32_t old = h->base;
     for (unsigned i = 0; i < GROUP_SIZE; i++) {
         d[i] = enc(base, old + (uint32_t)(int32_t)d[i]);
     }
     h->base = base;
+    window_sync(s, k);
 }
 
 /* Turn dense group k sparse, keeping its contents. Takes a node from the
@@ -49,6 +51,7 @@ void ark__idset_promote(ark_idset *s, size_t k) {
     h->dense = 0;
     h->base = 0;
     h->credit = 0;
+    window_sync(s, k);
     s->ndense--;
     STAT_ADD(s, promotions, 1);
 }
@@ -71,6 +74,7 @@ void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     h->base = base;
     h->dense = 1;
     h->credit = 0;
+    window_sync(s, k);
     s->ndense++;
     if (dst != NULL) {
         ark__idset_node_give(s, own);
@@ -89,7 +93,7 @@ void ark__idset_ensure(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     if (mx - mn > DENSE_SPAN) {
         ark__idset_promote(s, k);
     } else if (!fits(h, mn) || !fits(h, mx)) {
-        rebase(h, ark__idset_centre(mn, mx));
+        rebase(s, k, ark__idset_centre(mn, mx));
     }
 }
 
@@ -148,6 +152,7 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
                                               : node_of(h->data);
             h->dense = 0;
             h->base = 0;
+            window_sync(s, k);
             s->ndense--;
             STAT_ADD(s, promotions, 1);
         }
@@ -171,6 +176,7 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
     h->data = dst;
     h->dense = 1;
     h->base = base;
+    window_sync(s, k);
 }
 
 /* ---- decoding ----------------------------------------------------------- */

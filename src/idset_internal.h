@@ -58,7 +58,8 @@
 #define DEMOTE_SPAN 49151u /* demotion hysteresis: 3/4 of the limit */
 #define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
 #define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
-#define HDR_BYTES (sizeof(ark__idset_group) + sizeof(uint32_t))
+/* Per group: the header, the key, and the window bounds. */
+#define HDR_BYTES (sizeof(ark__idset_group) + 3 * sizeof(uint32_t))
 
 typedef ark__idset_group grp;
 
@@ -76,10 +77,15 @@ typedef struct idset_stats {
 struct ark_idset {
     ark__idset_view v; /* first member: what the inline functions read */
     size_t cap;        /* headers and keys allocated */
-    void *free_nodes;  /* freelist of NODE_BYTES nodes */
-    size_t nfree;      /* nodes on the freelist */
-    size_t nnodes;     /* nodes allocated (in use + free) */
-    size_t ndense;     /* dense groups */
+    /* Each group's dense window [win_lo, win_hi] (sparse: [0, UINT32_MAX]),
+     * kept beside the keys so that the pre-pass of a cascade can ask "does
+     * any group need a form change?" with one vectorised sweep over two
+     * contiguous arrays instead of a walk over the headers. */
+    uint32_t *win_lo, *win_hi;
+    void *free_nodes; /* freelist of NODE_BYTES nodes */
+    size_t nfree;     /* nodes on the freelist */
+    size_t nnodes;    /* nodes allocated (in use + free) */
+    size_t ndense;    /* dense groups */
     /* A group was demoted during the current call. A demoted odd group,
      * or an odd group after a demoted even one, may then have to join its
      * even buddy's free half; until this is set no cascade step checks. */
@@ -130,6 +136,13 @@ static inline size_t glen(const ark_idset *s, size_t k) {
 
 static inline char *node_of(const void *data) {
     return (char *)((uintptr_t)data & ~(uintptr_t)(NODE_BYTES - 1));
+}
+
+/* Refresh the window bounds of group k after its base or form changed. */
+static inline void window_sync(ark_idset *s, size_t k) {
+    const grp *h = &s->v.groups[k];
+    s->win_lo[k] = h->dense ? h->base - DENSE_HALF : 0;
+    s->win_hi[k] = h->dense ? h->base + (DENSE_HALF - 1u) : UINT32_MAX;
 }
 
 static inline void stats_reset(ark_idset *s) {

@@ -118,13 +118,19 @@ static ark_status headers_grow(ark_idset *s, size_t want) {
     }
     grp *g = (grp *)(void *)block;
     uint32_t *k = (uint32_t *)(void *)(block + cap * sizeof(grp));
-    if (s->v.ngroups > 0) {
-        memcpy(g, s->v.groups, s->v.ngroups * sizeof(grp));
-        memcpy(k, s->v.keys, s->v.ngroups * sizeof(uint32_t));
+    uint32_t *lo = k + cap, *hi = lo + cap;
+    size_t ng = s->v.ngroups;
+    if (ng > 0) {
+        memcpy(g, s->v.groups, ng * sizeof(grp));
+        memcpy(k, s->v.keys, ng * sizeof(uint32_t));
+        memcpy(lo, s->win_lo, ng * sizeof(uint32_t));
+        memcpy(hi, s->win_hi, ng * sizeof(uint32_t));
     }
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = g;
     s->v.keys = k;
+    s->win_lo = lo;
+    s->win_hi = hi;
     s->cap = cap;
     return ARK_OK;
 }
@@ -167,6 +173,7 @@ void ark__idset_add_group(ark_idset *s, uint32_t v) {
     h->credit = 0;
     ((int16_t *)h->data)[0] = enc(h->base, v);
     s->v.keys[k] = v;
+    window_sync(s, k);
     s->v.ngroups++;
     s->ndense++;
 }
@@ -201,6 +208,8 @@ void ark__idset_free_all(ark_idset *s) {
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = NULL;
     s->v.keys = NULL;
+    s->win_lo = NULL;
+    s->win_hi = NULL;
     s->v.count = 0;
     s->cap = 0;
 }
