@@ -19,17 +19,22 @@
 static uint32_t model[MODEL_MAX];
 static size_t nmodel;
 
-static size_t model_lower(uint32_t id) {
-    size_t lo = 0, hi = nmodel;
+/* The first index of v[0, n) whose id is >= id. */
+static size_t sorted_lower(const uint32_t *v, size_t n, uint32_t id) {
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (model[mid] < id) {
+        if (v[mid] < id) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
     return lo;
+}
+
+static size_t model_lower(uint32_t id) {
+    return sorted_lower(model, nmodel, id);
 }
 
 static void model_erase(size_t pos) {
@@ -159,15 +164,7 @@ static void second_insert(fuzz_input *in, ark_idset *t,
     if (nmodel2 >= MODEL_MAX) {
         return;
     }
-    size_t lo = 0, hi = nmodel2;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (model2[mid] < id) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    size_t lo = sorted_lower(model2, nmodel2, id);
     ark_status st = ark_idset_insert(t, id);
     if (lo < nmodel2 && model2[lo] == id) {
         FUZZ_REQUIRE(st == ARK_EEXIST);

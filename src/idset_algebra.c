@@ -24,7 +24,7 @@
 #define GALLOP_RATIO 32u
 #define BUILD_CAP (3u * GROUP_SIZE) /* one partial group + two buffers */
 
-enum set_op { OP_AND, OP_OR, OP_ANDNOT };
+enum set_op { OP_AND, OP_OR, OP_ANDNOT, OP_COUNT };
 
 /* ---- cursor: one decoded group at a time --------------------------------- */
 
@@ -139,16 +139,25 @@ static void builder_drain(builder *b, cursor *c) {
 
 /* ---- merge kernels ------------------------------------------------------- */
 
-/* Each runs over both buffers until one is used up, with no branch on the
- * data: both indices advance by comparison results. out has room for
- * every id left in both buffers; return how many were written. */
-static size_t merge_and(cursor *a, cursor *b, uint32_t *out) {
+/* The merge kernel of op (OP_COUNT: count the ids in both, write nothing):
+ * runs over both buffers until one is used up, with no branch on the data:
+ * both indices advance by comparison results. out has room for every id
+ * left in both buffers; returns how many were written (or counted). It is
+ * instantiated once per op (always inlined into merge_op's cases). */
+static ARK_ALWAYS_INLINE inline size_t merge_kernel(int op, cursor *a,
+                                                    cursor *b, uint32_t *out) {
     size_t i = a->i, j = b->i, o = 0;
     const uint32_t *x = a->buf, *y = b->buf;
     while (i < a->n && j < b->n) {
         uint32_t p = x[i], q = y[j];
-        out[o] = p;
-        o += p == q;
+        if (op == OP_OR) {
+            out[o++] = p < q ? p : q;
+        } else if (op == OP_COUNT) {
+            o += p == q;
+        } else {
+            out[o] = p;
+            o += op == OP_AND ? p == q : p < q;
+        }
         i += p <= q;
         j += q <= p;
     }
@@ -157,47 +166,17 @@ static size_t merge_and(cursor *a, cursor *b, uint32_t *out) {
     return o;
 }
 
-static size_t merge_or(cursor *a, cursor *b, uint32_t *out) {
-    size_t i = a->i, j = b->i, o = 0;
-    const uint32_t *x = a->buf, *y = b->buf;
-    while (i < a->n && j < b->n) {
-        uint32_t p = x[i], q = y[j];
-        out[o++] = p < q ? p : q;
-        i += p <= q;
-        j += q <= p;
+static size_t merge_op(int op, cursor *a, cursor *b, uint32_t *out) {
+    switch (op) {
+    case OP_AND:
+        return merge_kernel(OP_AND, a, b, out);
+    case OP_OR:
+        return merge_kernel(OP_OR, a, b, out);
+    case OP_ANDNOT:
+        return merge_kernel(OP_ANDNOT, a, b, out);
+    default:
+        return merge_kernel(OP_COUNT, a, b, out);
     }
-    a->i = i;
-    b->i = j;
-    return o;
-}
-
-static size_t merge_andnot(cursor *a, cursor *b, uint32_t *out) {
-    size_t i = a->i, j = b->i, o = 0;
-    const uint32_t *x = a->buf, *y = b->buf;
-    while (i < a->n && j < b->n) {
-        uint32_t p = x[i], q = y[j];
-        out[o] = p;
-        o += p < q;
-        i += p <= q;
-        j += q <= p;
-    }
-    a->i = i;
-    b->i = j;
-    return o;
-}
-
-static size_t merge_count(cursor *a, cursor *b) {
-    size_t i = a->i, j = b->i, o = 0;
-    const uint32_t *x = a->buf, *y = b->buf;
-    while (i < a->n && j < b->n) {
-        uint32_t p = x[i], q = y[j];
-        o += p == q;
-        i += p <= q;
-        j += q <= p;
-    }
-    a->i = i;
-    b->i = j;
-    return o;
 }
 
 /* Refill whichever cursor is used up; 0 when that side has ended. The a
@@ -221,14 +200,7 @@ static ark_status merge(ark_idset *out, const ark_idset *a, const ark_idset *b,
     cursor_init(&ca, a);
     cursor_init(&cb, b);
     while (bl.st == ARK_OK && refill(&ca, &cb, op)) {
-        uint32_t *dst = bl.buf + bl.n;
-        if (op == OP_AND) {
-            bl.n += merge_and(&ca, &cb, dst);
-        } else if (op == OP_OR) {
-            bl.n += merge_or(&ca, &cb, dst);
-        } else {
-            bl.n += merge_andnot(&ca, &cb, dst);
-        }
+        bl.n += merge_op(op, &ca, &cb, bl.buf + bl.n);
         builder_flush(&bl);
     }
     if (bl.st == ARK_OK && op != OP_AND) {
@@ -336,7 +308,7 @@ size_t ark_idset_intersect_count(const ark_idset *a, const ark_idset *b) {
     cursor_init(&ca, a);
     cursor_init(&cb, b);
     while (refill(&ca, &cb, OP_AND)) {
-        n += merge_count(&ca, &cb);
+        n += merge_op(OP_COUNT, &ca, &cb, NULL);
     }
     return n;
 }

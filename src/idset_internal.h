@@ -48,14 +48,14 @@
 #endif
 #endif
 
-#define GROUP_SIZE 256u /* ids per group */
-#define SLOT_MASK 255u  /* slot arithmetic is modulo GROUP_SIZE */
-#define LAST_SLOT 255u  /* the last position of a full group */
+#define GROUP_SIZE ARK__IDSET_GROUP /* ids per group */
+#define SLOT_MASK ARK__IDSET_MASK   /* slot arithmetic is modulo GROUP_SIZE */
+#define LAST_SLOT (GROUP_SIZE - 1u) /* the last position of a full group */
 #define NODE_BYTES 1024u
-#define HALF_BYTES 512u    /* one dense group: 256 int16 */
-#define DENSE_HALF 32768u  /* a dense window is base +- this */
-#define DENSE_SPAN 65535u  /* a dense group's max - min is at most this */
-#define DEMOTE_SPAN 49151u /* demotion hysteresis: 3/4 of the limit */
+#define HALF_BYTES 512u            /* one dense group: 256 int16 */
+#define DENSE_HALF ARK__IDSET_HALF /* a dense window is base +- this */
+#define DENSE_SPAN ARK__IDSET_SPAN /* a dense group's max - min, at most */
+#define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
 #define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
 #define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
 /* Per group: the header, the key, and the window bounds. */
@@ -108,7 +108,7 @@ static inline uint32_t slot_get(const grp *h, unsigned slot) {
 /* The int16 delta of v in the window centred on base; v must fit (values
  * outside wrap harmlessly: they are only ever written to dead slots). */
 static inline int16_t enc(uint32_t base, uint32_t v) {
-    return (int16_t)((int32_t)((v - (base - DENSE_HALF)) & 0xffffu) -
+    return (int16_t)((int32_t)((v - (base - DENSE_HALF)) & DENSE_SPAN) -
                      (int32_t)DENSE_HALF);
 }
 

@@ -77,6 +77,17 @@ typedef struct ark__idset_view {
 /* An id set (opaque). */
 typedef struct ark_idset ark_idset;
 
+/* Private: the group geometry the inline functions need. A group holds
+ * ARK__IDSET_GROUP ids (position p is in group p >> ARK__IDSET_SHIFT, slot
+ * (head + p) & ARK__IDSET_MASK); a dense group stores id - base as int16,
+ * so its window is [base - ARK__IDSET_HALF, base + ARK__IDSET_HALF - 1],
+ * ARK__IDSET_SPAN wide. */
+#define ARK__IDSET_SHIFT 8
+#define ARK__IDSET_GROUP 256u
+#define ARK__IDSET_MASK 255u
+#define ARK__IDSET_HALF 32768u
+#define ARK__IDSET_SPAN 65535u
+
 /* Private: a sparse group whose range stays at or below this is counted
  * towards a lazy demotion (see src/idset_group.c). */
 #define ARK__IDSET_DEMOTE_SPAN 49151u
@@ -109,21 +120,23 @@ ARK_API void ark_idset_destroy(ark_idset *s);
 inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     ark__idset_view *v = (ark__idset_view *)(void *)s;
     size_t n = v->count;
-    if ((n & 255u) != 0) {
-        ark__idset_group *g = &v->groups[n >> 8];
-        unsigned slot = (unsigned)(g->head + n) & 255u;
-        unsigned prev = (slot - 1u) & 255u;
+    if ((n & ARK__IDSET_MASK) != 0) {
+        ark__idset_group *g = &v->groups[n >> ARK__IDSET_SHIFT];
+        unsigned slot = (unsigned)(g->head + n) & ARK__IDSET_MASK;
+        unsigned prev = (slot - 1u) & ARK__IDSET_MASK;
         if (g->dense) {
             int16_t *d = (int16_t *)g->data;
-            uint32_t off = id - (g->base - 32768u);
-            if (id > g->base + (uint32_t)(int32_t)d[prev] && off <= 65535u) {
-                d[slot] = (int16_t)((int32_t)off - 32768);
+            uint32_t off = id - (g->base - ARK__IDSET_HALF);
+            if (id > g->base + (uint32_t)(int32_t)d[prev] &&
+                off <= ARK__IDSET_SPAN) {
+                d[slot] = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
                 v->count = n + 1;
                 return ARK_OK;
             }
         } else {
             uint32_t *d = (uint32_t *)g->data;
-            if (id > d[prev] && id - v->keys[n >> 8] > ARK__IDSET_DEMOTE_SPAN) {
+            if (id > d[prev] &&
+                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN) {
                 d[slot] = id;
                 g->credit = 0;
                 v->count = n + 1;
@@ -172,8 +185,8 @@ inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     if (pos >= v->count) {
         return 0;
     }
-    const ark__idset_group *g = &v->groups[pos >> 8];
-    unsigned slot = (unsigned)(g->head + pos) & 255u;
+    const ark__idset_group *g = &v->groups[pos >> ARK__IDSET_SHIFT];
+    unsigned slot = (unsigned)(g->head + pos) & ARK__IDSET_MASK;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
         return g->base + (uint32_t)(int32_t)d[slot];
@@ -201,17 +214,17 @@ inline size_t ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
 inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
                                      uint32_t id) {
     unsigned head = g->head;
-    size_t na = 256u - head < len ? 256u - head : len;
+    size_t na = ARK__IDSET_GROUP - head < len ? ARK__IDSET_GROUP - head : len;
     size_t nb = len - na;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
-        uint32_t off = id - (g->base - 32768u);
-        if (off > 65535u) {
+        uint32_t off = id - (g->base - ARK__IDSET_HALF);
+        if (off > ARK__IDSET_SPAN) {
             /* Outside the window: below every id or above every id. */
             return id < g->base ? 0 : len;
         }
-        int16_t t = (int16_t)((int32_t)off - 32768);
-        int second = (nb > 0) & (d[255] < t);
+        int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
+        int second = (nb > 0) & (d[ARK__IDSET_MASK] < t);
         const int16_t *b = second ? d : d + head;
         const int16_t *start = b;
         size_t n = second ? nb : na;
@@ -223,7 +236,7 @@ inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
         return (second ? na : 0) + (size_t)(b - start) + (*b < t);
     }
     const uint32_t *d = (const uint32_t *)g->data;
-    int second = (nb > 0) & (d[255] < id);
+    int second = (nb > 0) & (d[ARK__IDSET_MASK] < id);
     const uint32_t *b = second ? d : d + head;
     const uint32_t *start = b;
     size_t n = second ? nb : na;
@@ -246,8 +259,10 @@ inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
         return 0;
     }
     size_t k = ark__idset_group_of(v, id);
-    size_t len = k + 1 < v->ngroups ? 256 : v->count - (k << 8);
-    return (k << 8) + ark__idset_group_lower(&v->groups[k], len, id);
+    size_t len = k + 1 < v->ngroups ? ARK__IDSET_GROUP
+                                    : v->count - (k << ARK__IDSET_SHIFT);
+    return (k << ARK__IDSET_SHIFT) +
+           ark__idset_group_lower(&v->groups[k], len, id);
 }
 
 /*
@@ -356,13 +371,13 @@ inline void ark__idset_iter_load(ark_idset_iter *it) {
         it->group_end = pos;
         return;
     }
-    const ark__idset_group *g = &v->groups[pos >> 8];
-    size_t end = ((pos >> 8) + 1) << 8;
+    const ark__idset_group *g = &v->groups[pos >> ARK__IDSET_SHIFT];
+    size_t end = ((pos >> ARK__IDSET_SHIFT) + 1) << ARK__IDSET_SHIFT;
     it->group_end = end < v->count ? end : v->count;
     it->data = g->data;
     it->base = g->base;
     it->dense = g->dense;
-    it->slot = (unsigned)(g->head + pos) & 255u;
+    it->slot = (unsigned)(g->head + pos) & ARK__IDSET_MASK;
     it->id =
         g->dense
             ? g->base + (uint32_t)(int32_t)((const int16_t *)g->data)[it->slot]
@@ -397,7 +412,7 @@ ARK_ALWAYS_INLINE inline bool ark_idset_iter_valid(const ark_idset_iter *it) {
 ARK_ALWAYS_INLINE inline void ark_idset_iter_next(ark_idset_iter *it) {
     size_t pos = ++it->pos;
     if (ARK_LIKELY(pos < it->group_end)) {
-        unsigned slot = (it->slot + 1u) & 255u;
+        unsigned slot = (it->slot + 1u) & ARK__IDSET_MASK;
         it->slot = slot;
         it->id = it->dense
                      ? it->base +
