@@ -61,7 +61,7 @@ size_t ark_idset_memory(const ark_idset *s) {
  * the nodes the group accounts for to *used. */
 static int header_ok(const ark_idset *s, size_t k, size_t *used) {
     const grp *h = &s->v.groups[k];
-    size_t ng = s->v.ngroups, b = k ^ 1u;
+    size_t ng = s->v.ngroups, b = buddy_of(s, k);
     uintptr_t addr = (uintptr_t)h->data;
     if (h->data == NULL) {
         return 0;
@@ -84,7 +84,7 @@ static int header_ok(const ark_idset *s, size_t k, size_t *used) {
          s->v.groups[b].data == h->data)) {
         return 0; /* dense buddies must share, in different halves */
     }
-    *used += ark__idset_shares(s, k) ? (k & 1u) == 0 : 1;
+    *used += ark__idset_shares(s, k) ? !is_odd(s, k) : 1;
     return 1;
 }
 
@@ -112,8 +112,10 @@ ark_status ark_idset_validate(const ark_idset *s) {
     if (s == NULL) {
         return ARK_ECORRUPT;
     }
-    size_t ng = (s->v.count + GROUP_SIZE - 1) / GROUP_SIZE;
-    if (s->v.ngroups != ng || s->cap < ng || (ng > 0 && s->v.groups == NULL)) {
+    size_t front = s->v.front, count = s->v.count;
+    size_t ng = count ? (count + front + GROUP_SIZE - 1) / GROUP_SIZE : 0;
+    if (s->v.ngroups != ng || s->cap < ng || front >= GROUP_SIZE ||
+        (ng <= 1 && front != 0) || (ng > 0 && s->v.groups == NULL)) {
         return ARK_ECORRUPT;
     }
     size_t used = 0, nd = 0;

@@ -60,7 +60,8 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
 
 /* The common step on full group h in direction dir with incoming id x,
  * or 0 when the general one is needed: write x, set *out to the id that
- * left and *key to the group's new first id. */
+ * left (IN: the old last, OUT: the old first) and *key to the group's new
+ * first id. */
 static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
                                               uint32_t *out, uint32_t *key) {
     unsigned head = h->head;
@@ -73,12 +74,8 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
         if (off > DENSE_SPAN) {
             return 0;
         }
-        if (dir == CASCADE_IN) {
-            *out = base + (uint32_t)(int32_t)d[slot];
-            *key = x;
-        } else {
-            *key = base + (uint32_t)(int32_t)d[next];
-        }
+        *out = base + (uint32_t)(int32_t)d[slot];
+        *key = dir == CASCADE_IN ? x : base + (uint32_t)(int32_t)d[next];
         d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
     } else {
         uint32_t *d = (uint32_t *)h->data;
@@ -87,9 +84,7 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
         if ((dir == CASCADE_IN ? far - x : x - far) <= DEMOTE_SPAN) {
             return 0; /* narrow: count towards a demotion */
         }
-        if (dir == CASCADE_IN) {
-            *out = d[slot];
-        }
+        *out = d[slot];
         *key = dir == CASCADE_IN ? x : far;
         d[slot] = x;
         h->credit = 0;
@@ -156,35 +151,38 @@ static void range_after_put(const grp *h, size_t len, unsigned j, uint32_t id,
     }
 }
 
-/* Whether v[i] < lo[i] for some i < n, or (above) v[i] > hi[i]: the
- * vectorised first look of the pre-passes (blocks of 8 with a constant
- * trip count, which -O2 vectorises). */
-static int any_below(const uint32_t *v, const uint32_t *lo, size_t n) {
-    uint32_t any = 0;
-    size_t i = 0;
+/* How many i < n have v[i] < lo[i] (below) or v[i] > hi[i] (above): the
+ * vectorised sweeps of the pre-passes (blocks of 8 with a constant trip
+ * count, which -O2 vectorises). An incoming id outside its group's window
+ * is the only way a cascade step can change a group's form. */
+static size_t count_below(const uint32_t *v, const uint32_t *lo, size_t n) {
+    size_t c = 0, i = 0;
     for (; i + 8 <= n; i += 8) {
+        uint32_t b = 0;
         for (size_t q = 0; q < 8; q++) {
-            any |= (uint32_t)(v[i + q] < lo[i + q]);
+            b += (uint32_t)(v[i + q] < lo[i + q]);
         }
+        c += b;
     }
     for (; i < n; i++) {
-        any |= (uint32_t)(v[i] < lo[i]);
+        c += v[i] < lo[i];
     }
-    return any != 0;
+    return c;
 }
 
-static int any_above(const uint32_t *v, const uint32_t *hi, size_t n) {
-    uint32_t any = 0;
-    size_t i = 0;
+static size_t count_above(const uint32_t *v, const uint32_t *hi, size_t n) {
+    size_t c = 0, i = 0;
     for (; i + 8 <= n; i += 8) {
+        uint32_t b = 0;
         for (size_t q = 0; q < 8; q++) {
-            any |= (uint32_t)(v[i + q] > hi[i + q]);
+            b += (uint32_t)(v[i + q] > hi[i + q]);
         }
+        c += b;
     }
     for (; i < n; i++) {
-        any |= (uint32_t)(v[i] > hi[i]);
+        c += v[i] > hi[i];
     }
-    return any != 0;
+    return c;
 }
 
 /* Pre-pass of an insert at (k, j): the nodes its promotions and a new
@@ -202,7 +200,7 @@ static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
     size_t last = s->v.ngroups - 1, need = 0;
     int last_promotes = 0;
     int calm = id >= s->win_lo[k] && id <= s->win_hi[k] &&
-               !any_below(s->v.keys + k, s->win_lo + k + 1, last - k);
+               count_below(s->v.keys + k, s->win_lo + k + 1, last - k) == 0;
     for (size_t i = k; i <= last && !calm; i++) {
         const grp *h = &s->v.groups[i];
         if (!h->dense || fits(h, i == k ? id : s->v.keys[i - 1])) {
@@ -222,8 +220,8 @@ static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
     }
     if (grows) {
         size_t g = s->v.ngroups;
-        int half = (g & 1u) && ark__idset_free_half(s, g - 1) != NULL &&
-                   !last_promotes;
+        int half =
+            ark__idset_free_half(s, even_buddy(s, g)) != NULL && !last_promotes;
         need += !half;
     }
     return need;
@@ -249,7 +247,8 @@ static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
     return 0;
 }
 
-static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+/* Insert at (k, j), the cascade (if any) running towards the back. */
+static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
     size_t L = glen(s, last);
     int grows = L == GROUP_SIZE; /* the last group spills into a new one */
@@ -268,6 +267,9 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     STAT_ADD(s, moves, ark__idset_put(h, live, j, id));
     s->v.keys[k] = mn;
     s->v.count++;
+    if (len < GROUP_SIZE && k < last) {
+        s->v.front--; /* a partial group 0 grew */
+    }
     ark__idset_settle(s, k, mn, mx);
     if (len < GROUP_SIZE) {
         return ARK_OK;
@@ -282,6 +284,102 @@ static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
         STAT_ADD(s, moves, 1);
     }
     return ARK_OK;
+}
+
+/* ---- towards the front -------------------------------------------------- */
+
+/* Insert towards the front: each group from k - 1 down to 1 (all full)
+ * takes x at its back and gives its first id on; returns the id that
+ * leaves group 1 (or x when there is none). */
+static ARK_NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
+                                               uint32_t x) {
+    grp *gs = s->v.groups;
+    uint32_t *keys = s->v.keys;
+    for (size_t i = k - 1; i >= 1; i--) {
+        if (s->demoted || !step_fast(&gs[i], CASCADE_OUT, x, &x, &keys[i])) {
+            x = step_general(s, i, CASCADE_OUT, x);
+        }
+    }
+    STAT_ADD(s, moves, k);
+    return x;
+}
+
+/* Remove towards the front: each group from k down to 1 takes the last id
+ * of the group before it at its front (group k has a free slot there;
+ * the others' last ids have already moved on). */
+static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
+    grp *gs = s->v.groups;
+    uint32_t *keys = s->v.keys;
+    for (size_t i = k; i >= 1; i--) {
+        const grp *p = &gs[i - 1];
+        uint32_t in = pos_get(p, (unsigned)glen(s, i - 1) - 1u), out;
+        if (s->demoted || !step_fast(&gs[i], CASCADE_IN, in, &out, &keys[i])) {
+            step_general(s, i, CASCADE_IN, in);
+        }
+    }
+    STAT_ADD(s, moves, k);
+}
+
+/* Nodes an insert towards the front may need: one per dense group whose
+ * window the incoming id can leave (group i < k receives the first id of
+ * group i + 1, keys[i + 1]), one for group k itself, and one for a new
+ * group 0. Counted without asking whether the group shares its node:
+ * a join during the downward cascade could make it share. */
+static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
+                                uint32_t mx) {
+    const grp *h = &s->v.groups[k];
+    size_t need = h->dense && (!fits(h, mn) || !fits(h, mx));
+    need += count_above(s->v.keys + 1, s->win_hi, k);
+    return need + (s->v.front == 0);
+}
+
+/* Insert at (k, j) of full group k >= 1, the cascade running towards the
+ * front: group k's first id leaves (or id itself when j is 0), each group
+ * down to 1 passes one id on, and group 0 takes the last one at its back
+ * (a new group 0 starts when it was full). */
+static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
+                               uint32_t id) {
+    grp *h = G(s, k);
+    uint32_t mn = j <= 1 ? id : pos_get(h, 1), mx = pos_get(h, LAST_SLOT);
+    size_t need = front_insert_need(s, k, mn, mx);
+    int full0 = s->v.front == 0;
+    if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)full0) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    uint32_t x = id;
+    if (j > 0) {
+        x = pos_get(h, 0);
+        ark__idset_ensure(s, k, mn, mx);
+        STAT_ADD(s, moves, ark__idset_put_front(h, j, id));
+        s->v.keys[k] = mn;
+        ark__idset_settle(s, k, mn, mx);
+    }
+    x = cascade_front_out(s, k, x);
+    s->v.count++;
+    if (!full0) {
+        grp *g0 = G(s, 0);
+        uint32_t first = s->v.keys[0];
+        ark__idset_ensure(s, 0, first, x);
+        slot_set(g0, (g0->head + (unsigned)glen(s, 0)) & SLOT_MASK, x);
+        s->v.front--;
+        ark__idset_settle(s, 0, first, x);
+        return ARK_OK;
+    }
+    x = step_general(s, 0, CASCADE_OUT, x); /* group 0's first leaves */
+    ark__idset_prepend_group(s, x);
+    return ARK_OK;
+}
+
+/* Insert at (k, j): the cascade runs towards whichever end moves fewer
+ * ids (the in-group shift plus one per group crossed). */
+static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+    size_t last = s->v.ngroups - 1;
+    if (k == 0 || k == last || glen(s, k) < GROUP_SIZE) {
+        return insert_back(s, k, j, id);
+    }
+    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
+    size_t front = (j > 0 ? j - 1u : 0) + k;
+    return front < back ? insert_front(s, k, j, id) : insert_back(s, k, j, id);
 }
 
 static ark_status insert_first(ark_idset *s, uint32_t id) {
@@ -308,7 +406,7 @@ static ark_status append(ark_idset *s, uint32_t id) {
         return insert_at(s, last, (unsigned)L, id);
     }
     size_t g = s->v.ngroups;
-    int half = (g & 1u) && ark__idset_free_half(s, g - 1) != NULL;
+    int half = ark__idset_free_half(s, even_buddy(s, g)) != NULL;
     if (ark__idset_acquire(s, !half, g + 1) != ARK_OK) {
         return ARK_ENOMEM;
     }
@@ -334,7 +432,7 @@ ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
         if (j < len && pos_get(G(s, k), (unsigned)j) == id) {
             return ARK_EEXIST;
         }
-        if (j == len) { /* between groups: the next group's front */
+        if (j == len && len == GROUP_SIZE) { /* the next group's front */
             k++;
             j = 0;
         }
@@ -353,7 +451,7 @@ static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
         return 0;
     }
     size_t last = s->v.ngroups - 1, need = 0;
-    if (!any_above(s->v.keys + k + 1, s->win_hi + k, last - k)) {
+    if (count_above(s->v.keys + k + 1, s->win_hi + k, last - k) == 0) {
         return 0; /* every y fits its group's window */
     }
     for (size_t i = k; i < last; i++) {
@@ -382,7 +480,60 @@ static void last_out(ark_idset *s, size_t last, size_t len, unsigned j) {
     ark__idset_settle(s, last, mn, pos_get(h, (unsigned)len - 2u));
 }
 
+/* Group 0, partial and not the last, loses position j: no cascade, the
+ * front gap grows (and an emptied group 0 is dropped). */
+static void first_out(ark_idset *s, unsigned j) {
+    grp *h = G(s, 0);
+    size_t len = glen(s, 0);
+    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    s->v.count--;
+    if (len == 1) {
+        ark__idset_drop_first(s);
+        return;
+    }
+    s->v.front++;
+    uint32_t mn = pos_get(h, 0);
+    s->v.keys[0] = mn;
+    ark__idset_settle(s, 0, mn, pos_get(h, (unsigned)len - 2u));
+}
+
+/* Remove (k, j) of full group k >= 1, the cascade running towards the
+ * front: group k opens a slot at its front, each group down to 1 takes the
+ * previous group's last id there, and group 0 gives its last id away. */
+static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
+    size_t need = count_below(s->v.keys, s->win_lo + 1, k);
+    if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    STAT_ADD(s, moves, ark__idset_take_front(G(s, k), j));
+    cascade_front_in(s, k);
+    s->v.count--;
+    if (s->v.front == LAST_SLOT) {
+        ark__idset_drop_first(s); /* its only id moved to group 1 */
+    } else {
+        s->v.front++;
+    }
+    return ARK_OK;
+}
+
+static ark_status remove_back(ark_idset *s, size_t k, unsigned j);
+
+/* Remove (k, j): the cascade runs towards whichever end moves fewer ids. */
 static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+    size_t last = s->v.ngroups - 1;
+    if (k != last && glen(s, k) < GROUP_SIZE) {
+        first_out(s, j);
+        return ARK_OK;
+    }
+    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
+    if (k != 0 && k != last && j + k < back) {
+        return remove_front(s, k, j);
+    }
+    return remove_back(s, k, j);
+}
+
+/* Remove (k, j), the cascade (if any) running towards the back. */
+static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
     size_t last = s->v.ngroups - 1;
     if (ark__idset_acquire(s, remove_need(s, k, j), s->v.ngroups) != ARK_OK) {
         return ARK_ENOMEM;
@@ -412,7 +563,9 @@ ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
     if (p == ARK_NOT_FOUND) {
         return ARK_ENOTFOUND;
     }
-    ark_status st = remove_pos(s, p / GROUP_SIZE, (unsigned)(p & SLOT_MASK));
+    unsigned j;
+    size_t k = locate(s, p, &j);
+    ark_status st = remove_pos(s, k, j);
     ark__idset_node_trim(s);
     return st;
 }
@@ -423,8 +576,9 @@ ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
     if (pos >= s->v.count) {
         return ARK_ERANGE;
     }
-    ark_status st =
-        remove_pos(s, pos / GROUP_SIZE, (unsigned)(pos & SLOT_MASK));
+    unsigned j;
+    size_t k = locate(s, pos, &j);
+    ark_status st = remove_pos(s, k, j);
     ark__idset_node_trim(s);
     return st;
 }

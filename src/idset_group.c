@@ -64,7 +64,7 @@ void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     uint32_t tmp[GROUP_SIZE];
     memcpy(tmp, h->data, sizeof(tmp));
     char *own = (char *)h->data;
-    char *dst = (k & 1u) ? ark__idset_free_half(s, k - 1) : NULL;
+    char *dst = ark__idset_free_half(s, even_buddy(s, k));
     uint32_t base = ark__idset_centre(mn, mx);
     int16_t *d = (int16_t *)(void *)(dst != NULL ? dst : own);
     for (unsigned i = 0; i < GROUP_SIZE; i++) {
@@ -113,7 +113,7 @@ void ark__idset_settle(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     if (!G(s, k)->dense) {
         ark__idset_credit(s, k, mn, mx);
     }
-    if ((k & 1u) && G(s, k)->dense && ark__idset_free_half(s, k - 1) != NULL &&
+    if (G(s, k)->dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL &&
         !ark__idset_shares(s, k)) {
         ark__idset_join(s, k);
     }
@@ -159,8 +159,8 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
         memcpy(h->data, v, len * sizeof(uint32_t));
         return;
     }
-    char *dst = (k & 1u) && !ark__idset_shares(s, k)
-                    ? ark__idset_free_half(s, k - 1)
+    char *dst = !ark__idset_shares(s, k)
+                    ? ark__idset_free_half(s, even_buddy(s, k))
                     : NULL;
     if (dst != NULL) {
         ark__idset_node_give(s, node_of(h->data)); /* k owned it alone */
@@ -304,6 +304,24 @@ size_t ark__idset_put(grp *h, unsigned len, unsigned j, uint32_t v) {
     shift_up(h, j, len);
     slot_set(h, (h->head + j) & SLOT_MASK, v);
     return len - j;
+}
+
+/* Insert v before position j (1..255) of a full group whose first id the
+ * caller saved (it leaves the group): positions [1, j) move one slot
+ * earlier and v lands at position j - 1. Returns the ids moved. */
+size_t ark__idset_put_front(grp *h, unsigned j, uint32_t v) {
+    shift_down(h, 1, j);
+    slot_set(h, (h->head + j - 1u) & SLOT_MASK, v);
+    return j - 1u;
+}
+
+/* Remove position j of a full group by moving positions [0, j) one slot
+ * later: the group keeps 255 ids and the slot before its head is free.
+ * Returns the ids moved. */
+size_t ark__idset_take_front(grp *h, unsigned j) {
+    shift_up(h, 0, j);
+    h->head = (uint8_t)(h->head + 1u);
+    return j;
 }
 
 /* Remove position j of a group holding len ids; the slot of the old last

@@ -90,6 +90,10 @@ struct ark_idset {
      * or an odd group after a demoted even one, may then have to join its
      * even buddy's free half; until this is set no cascade step checks. */
     bool demoted;
+    /* Buddies are groups 2m and 2m + 1 of an absolute numbering whose
+     * group 0 has parity odd0: adding or dropping a group at the front
+     * flips odd0 instead of re-pairing every group. */
+    unsigned odd0;
     ark_allocator alloc;
 #if ARK_IDSET_STATS
     idset_stats stats;
@@ -130,12 +134,43 @@ static inline uint32_t pos_get(const grp *h, unsigned j) {
 
 static inline grp *G(ark_idset *s, size_t k) { return &s->v.groups[k]; }
 
+/* The position of group k's first id. */
+static inline size_t group_start(const ark_idset *s, size_t k) {
+    return k != 0 ? k * GROUP_SIZE - s->v.front : 0;
+}
+
+/* Ids held by group k. */
 static inline size_t glen(const ark_idset *s, size_t k) {
-    return k + 1 < s->v.ngroups ? GROUP_SIZE : s->v.count - k * GROUP_SIZE;
+    size_t end =
+        k + 1 < s->v.ngroups ? (k + 1) * GROUP_SIZE - s->v.front : s->v.count;
+    return end - group_start(s, k);
+}
+
+/* The group holding position pos, and the index inside it. */
+static inline size_t locate(const ark_idset *s, size_t pos, unsigned *j) {
+    size_t at = pos + s->v.front;
+    size_t k = at / GROUP_SIZE;
+    *j = (unsigned)(k != 0 ? at & SLOT_MASK : pos);
+    return k;
 }
 
 static inline char *node_of(const void *data) {
     return (char *)((uintptr_t)data & ~(uintptr_t)(NODE_BYTES - 1));
+}
+
+static inline int is_odd(const ark_idset *s, size_t k) {
+    return (int)((k + s->odd0) & 1u);
+}
+
+/* The even buddy of group k when k is odd (and not group 0), else
+ * SIZE_MAX (no group). */
+static inline size_t even_buddy(const ark_idset *s, size_t k) {
+    return is_odd(s, k) && k > 0 ? k - 1 : SIZE_MAX;
+}
+
+/* Group k's buddy index (may be past the last group, or SIZE_MAX). */
+static inline size_t buddy_of(const ark_idset *s, size_t k) {
+    return is_odd(s, k) ? even_buddy(s, k) : k + 1;
 }
 
 /* Refresh the window bounds of group k after its base or form changed. */
@@ -166,6 +201,8 @@ void ark__idset_decode(const grp *h, size_t j, size_t n, uint32_t *out);
 void ark__idset_decode_group(const grp *h, size_t len, uint32_t *out);
 size_t ark__idset_put(grp *h, unsigned len, unsigned j, uint32_t v);
 size_t ark__idset_take(grp *h, unsigned len, unsigned j);
+size_t ark__idset_put_front(grp *h, unsigned j, uint32_t v);
+size_t ark__idset_take_front(grp *h, unsigned j);
 
 /* ---- nodes, buddies, headers (idset_node.c) ---------------------------- */
 
@@ -179,6 +216,8 @@ void ark__idset_node_trim(ark_idset *s);
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want);
 void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
+void ark__idset_prepend_group(ark_idset *s, uint32_t v);
+void ark__idset_drop_first(ark_idset *s);
 ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v, size_t len);
 void ark__idset_free_all(ark_idset *s);
 

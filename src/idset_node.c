@@ -17,7 +17,7 @@
 
 /* Whether dense group k shares its node with its (dense) buddy. */
 int ark__idset_shares(const ark_idset *s, size_t k) {
-    size_t b = k ^ 1u;
+    size_t b = buddy_of(s, k);
     const grp *h = &s->v.groups[k];
     if (!h->dense || b >= s->v.ngroups || !s->v.groups[b].dense) {
         return 0;
@@ -27,8 +27,11 @@ int ark__idset_shares(const ark_idset *s, size_t k) {
 
 /* The free half of dense group k's node when k is single, else NULL. */
 char *ark__idset_free_half(const ark_idset *s, size_t k) {
+    if (k >= s->v.ngroups) {
+        return NULL;
+    }
     const grp *h = &s->v.groups[k];
-    if (k >= s->v.ngroups || !h->dense || ark__idset_shares(s, k)) {
+    if (!h->dense || ark__idset_shares(s, k)) {
         return NULL;
     }
     char *n = node_of(h->data);
@@ -38,7 +41,7 @@ char *ark__idset_free_half(const ark_idset *s, size_t k) {
 /* Move single dense odd group k into its single dense even buddy's node. */
 void ark__idset_join(ark_idset *s, size_t k) {
     grp *h = G(s, k);
-    char *dst = ark__idset_free_half(s, k - 1);
+    char *dst = ark__idset_free_half(s, even_buddy(s, k));
     char *own = node_of(h->data);
     memcpy(dst, h->data, HALF_BYTES);
     h->data = dst;
@@ -48,8 +51,8 @@ void ark__idset_join(ark_idset *s, size_t k) {
 /* After a demotion in this call, odd dense group k may have to join its
  * even buddy (see the top); free when nothing was demoted. */
 void ark__idset_maybe_join(ark_idset *s, size_t k) {
-    if (s->demoted && (k & 1u) && s->v.groups[k].dense &&
-        !ark__idset_shares(s, k) && ark__idset_free_half(s, k - 1) != NULL) {
+    if (s->demoted && s->v.groups[k].dense && !ark__idset_shares(s, k) &&
+        ark__idset_free_half(s, even_buddy(s, k)) != NULL) {
         ark__idset_join(s, k);
     }
 }
@@ -158,13 +161,16 @@ void ark__idset_drop_last(ark_idset *s) {
     }
     s->ndense -= s->v.groups[k].dense;
     s->v.ngroups--;
+    if (s->v.ngroups <= 1) {
+        s->v.front = 0; /* a lone group is both first and last */
+    }
 }
 
 /* Create group k = ngroups holding the single id v; the caller reserved a
  * node unless the even buddy has a free half, and the header capacity. */
 void ark__idset_add_group(ark_idset *s, uint32_t v) {
     size_t k = s->v.ngroups;
-    char *half = (k & 1u) ? ark__idset_free_half(s, k - 1) : NULL;
+    char *half = ark__idset_free_half(s, even_buddy(s, k));
     grp *h = G(s, k);
     h->data = half != NULL ? half : ark__idset_node_take(s);
     h->base = ark__idset_centre(v, v);
@@ -178,6 +184,55 @@ void ark__idset_add_group(ark_idset *s, uint32_t v) {
     s->ndense++;
 }
 
+/* Move the header, key and window arrays' groups [from, ngroups) to start
+ * at group to (one place up or down). */
+static void headers_shift(ark_idset *s, size_t to, size_t from) {
+    size_t n = s->v.ngroups - from;
+    memmove(s->v.groups + to, s->v.groups + from, n * sizeof(grp));
+    memmove(s->v.keys + to, s->v.keys + from, n * sizeof(uint32_t));
+    memmove(s->win_lo + to, s->win_lo + from, n * sizeof(uint32_t));
+    memmove(s->win_hi + to, s->win_hi + from, n * sizeof(uint32_t));
+}
+
+/* Create a new group 0 holding the single id v, in front of a full group
+ * 0: positions keep their groups through front = 255. The caller reserved
+ * a node and the header capacity. Every other group keeps its absolute
+ * number (odd0 flips), so buddy pairs stay; when the new group is the even
+ * buddy of a single dense group 1, the two share a node. O(groups), once
+ * per 256 front insertions at most. */
+void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
+    headers_shift(s, 1, 0);
+    s->v.ngroups++;
+    s->odd0 ^= 1u;
+    grp *h = G(s, 0);
+    h->data = ark__idset_node_take(s);
+    h->base = ark__idset_centre(v, v);
+    h->head = 0;
+    h->dense = 1;
+    h->credit = 0;
+    ((int16_t *)h->data)[0] = enc(h->base, v);
+    s->v.keys[0] = v;
+    window_sync(s, 0);
+    s->ndense++;
+    s->v.front = LAST_SLOT;
+    if (!is_odd(s, 0) && s->v.groups[1].dense && !ark__idset_shares(s, 1) &&
+        ark__idset_free_half(s, 0) != NULL) {
+        ark__idset_join(s, 1);
+    }
+}
+
+/* Drop group 0, which has just become empty. */
+void ark__idset_drop_first(ark_idset *s) {
+    if (!ark__idset_shares(s, 0)) {
+        ark__idset_node_give(s, node_of(s->v.groups[0].data));
+    }
+    s->ndense -= s->v.groups[0].dense;
+    headers_shift(s, 0, 1);
+    s->v.ngroups--;
+    s->odd0 ^= 1u;
+    s->v.front = 0;
+}
+
 /* Append a new last group holding len (1..256) sorted ids, all above the
  * current maximum, to a set whose groups are all full: the builder of the
  * set algebra. Allocates (a node, header capacity) and fails with the set
@@ -187,7 +242,7 @@ ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v,
     assert(s->v.count == s->v.ngroups * GROUP_SIZE);
     size_t k = s->v.ngroups;
     int dense = v[len - 1] - v[0] <= DENSE_SPAN;
-    int half = dense && (k & 1u) && ark__idset_free_half(s, k - 1) != NULL;
+    int half = dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL;
     if (ark__idset_acquire(s, !half, k + 1) != ARK_OK) {
         return ARK_ENOMEM;
     }
@@ -208,6 +263,8 @@ void ark__idset_free_all(ark_idset *s) {
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = NULL;
     s->v.keys = NULL;
+    s->v.front = 0;
+    s->odd0 = 0;
     s->win_lo = NULL;
     s->win_hi = NULL;
     s->v.count = 0;

@@ -24,6 +24,7 @@ static size_t lower_u32(const uint32_t *v, size_t n, uint32_t id) {
 typedef struct sweep_out {
     uint32_t buf[GROUP_SIZE];
     size_t len, k;
+    size_t total; /* ids kept so far */
 } sweep_out;
 
 static void sweep_emit(ark_idset *s, sweep_out *o, const uint32_t *v,
@@ -32,6 +33,7 @@ static void sweep_emit(ark_idset *s, sweep_out *o, const uint32_t *v,
         size_t c = GROUP_SIZE - o->len < n ? GROUP_SIZE - o->len : n;
         memcpy(o->buf + o->len, v, c * sizeof(uint32_t));
         o->len += c;
+        o->total += c;
         v += c;
         n -= c;
         if (o->len == GROUP_SIZE) {
@@ -47,14 +49,15 @@ static void sweep_emit(ark_idset *s, sweep_out *o, const uint32_t *v,
  * the maximum). A dense group whose window holds both ends cannot promote;
  * any other dense group that shares its node may. */
 static size_t sweep_need(const ark_idset *s, size_t k0, size_t n) {
-    size_t need = 0, count = s->v.count, ng = s->v.ngroups;
-    uint32_t top = ark_idset_at(s, count - 1);
+    size_t need = 0, count = s->v.count + s->v.front, ng = s->v.ngroups;
+    uint32_t top = ark_idset_at(s, s->v.count - 1);
     for (size_t k = k0; k < ng; k++) {
         const grp *h = &s->v.groups[k];
         if (!h->dense || !ark__idset_shares(s, k)) {
             continue;
         }
-        size_t hi = k * GROUP_SIZE + LAST_SLOT + (n < count ? n : count);
+        size_t hi =
+            k * GROUP_SIZE + LAST_SLOT + s->v.front + (n < count ? n : count);
         size_t g = hi / GROUP_SIZE + 1;
         uint32_t up = hi >= count - 1 || g >= ng ? top : s->v.keys[g];
         need += !fits(h, s->v.keys[k]) || !fits(h, up);
@@ -103,26 +106,31 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
     if (p0 >= s->v.count) {
         return ARK_OK;
     }
-    size_t k0 = p0 / GROUP_SIZE, oldng = s->v.ngroups, oldcount = s->v.count;
+    unsigned j0;
+    size_t k0 = locate(s, p0, &j0), oldng = s->v.ngroups;
     if (ark__idset_acquire(s, sweep_need(s, k0, n), oldng) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    sweep_out o = {{0}, 0, k0};
+    /* Output groups are full from the first rewritten one on: when that
+     * is group 0, the front gap closes. */
+    size_t before = group_start(s, k0);
+    sweep_out o = {{0}, 0, k0, 0};
     size_t b = 0;
     for (size_t i = k0; i < oldng; i++) {
         uint32_t in[GROUP_SIZE];
-        size_t len = i + 1 < oldng ? GROUP_SIZE : oldcount - i * GROUP_SIZE;
+        size_t len = glen(s, i);
         ark__idset_decode_group(&s->v.groups[i], len, in);
         sweep_group(s, &o, in, len, ids, n, &b);
     }
     if (o.len > 0) {
         ark__idset_write_group(s, o.k++, o.buf, o.len);
     }
-    STAT_ADD(s, moves, oldcount - k0 * GROUP_SIZE);
+    STAT_ADD(s, moves, s->v.count - before);
     /* Drop the groups past the new end; count first so glen sees it. */
-    s->v.count = o.k == k0
-                     ? k0 * GROUP_SIZE
-                     : (o.k - 1) * GROUP_SIZE + (o.len ? o.len : GROUP_SIZE);
+    s->v.count = before + o.total;
+    if (k0 == 0) {
+        s->v.front = 0;
+    }
     while (s->v.ngroups > o.k) {
         ark__idset_drop_last(s);
     }
@@ -139,8 +147,8 @@ size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out, size_t n) {
         n = s->v.count - pos;
     }
     for (size_t done = 0; done < n;) {
-        size_t k = pos / GROUP_SIZE;
-        size_t j = pos & SLOT_MASK;
+        unsigned j;
+        size_t k = locate(s, pos, &j);
         size_t seg = glen(s, k) - j;
         if (seg > n - done) {
             seg = n - done;

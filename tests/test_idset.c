@@ -996,3 +996,57 @@ TEST(set_algebra_allocation_failure_for_every_k) {
     free(a);
     free(b);
 }
+
+/* ---- the cascade runs towards the nearer end ----------------------------- */
+
+TEST(cascade_runs_towards_the_nearer_end) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    for (uint32_t i = 0; i < 40000; i++) {
+        CHECK_OK(ins(s, 10 + 4 * i));
+        CHECK_OK(model_insert(&m, 10 + 4 * i));
+    }
+    size_t ng = s->v.ngroups;
+    CHECK_EQ(s->v.front, 0);
+    /* Group 5, position 3: the front is 5 groups away, the back 150. */
+    uint32_t id = ark_idset_at(s, 5 * 256 + 3) + 1;
+    CHECK_OK(ins(s, id));
+    CHECK_OK(model_insert(&m, id));
+    CHECK(!HAVE_STATS || STAT(s, moves) <= 3 + 5 + 1);
+    CHECK_EQ(s->v.ngroups, ng + 1); /* group 0 was full: a new group 0 */
+    CHECK_EQ(s->v.front, 255);
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    /* Removing it again drops the one-id group 0. */
+    CHECK_OK(ark_idset_remove(s, id));
+    CHECK_OK(model_remove(&m, id));
+    CHECK(!HAVE_STATS || STAT(s, moves) <= 3 + 5 + 1);
+    CHECK_EQ(s->v.ngroups, ng);
+    CHECK_EQ(s->v.front, 0);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(check_reads(s, &m, &rng));
+    /* Many front-half removes and inserts: the gap moves both ways, every
+     * step checked against the model. */
+    for (int t = 0; t < 3000; t++) {
+        size_t p = harness_below(&rng, m.n / 3);
+        if (t % 2) {
+            uint32_t v = m.v[p];
+            CHECK_OK(ark_idset_remove_at(s, p));
+            model_remove_at(&m, p);
+            CHECK(ark_idset_find(s, v) == ARK_NOT_FOUND);
+        } else {
+            uint32_t v = m.v[p] + 1 + (uint32_t)harness_below(&rng, 3);
+            CHECK_STATUS(ins(s, v), model_insert(&m, v));
+        }
+        CHECK(!HAVE_STATS || STAT(s, moves) <= 127 + s->v.ngroups + 1);
+        CHECK_OK(ark_idset_validate(s));
+        if (t % 500 == 0) {
+            CHECK(check_reads(s, &m, &rng));
+        }
+    }
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}
