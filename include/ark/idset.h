@@ -7,20 +7,21 @@
  * by id, and changed as entities gain and lose tags.
  *
  * Structure (the circular-group id sequence): the sequence is cut into
- * groups of 256 ids. Every
- * group is a full circular queue except the last, which may be partial.
- * Position p lives in group p / 256 at slot (head + p % 256) mod 256, so
- * ark_idset_at is two dependent loads. A group is dense when its range
- * (max - min) is below 65536: a 32-bit base in the group header plus 256
- * int16 deltas (512 bytes). Otherwise it is sparse: 256 uint32 (1024
- * bytes). Storage is a freelist of 1024-byte nodes; a node holds one sparse
- * group or two dense "buddy" groups (groups 2k and 2k+1). Promotion moves a
- * group from dense to sparse as its contents change; demotion moves it back
- * (lazily, see src/idset_group.c: a policy that cannot thrash).
+ * groups of 256 ids, each a circular queue. Every group is full except the
+ * first and the last, which may be partial: with front empty positions
+ * before group 0's first id, position p lives in group (p + front) / 256,
+ * at slot (head + index in the group) mod 256, so ark_idset_at is two
+ * dependent loads. A group is dense when its range (max - min) is below
+ * 65536: a 32-bit base in the group header plus 256 int16 deltas (512
+ * bytes). Otherwise it is sparse: 256 uint32 (1024 bytes). Storage is a
+ * freelist of 1024-byte nodes; a node holds one sparse group or two dense
+ * "buddy" groups. Promotion moves a group from dense to sparse as its
+ * contents change; demotion moves it back (lazily, see src/idset_group.c:
+ * a policy that cannot thrash).
  *
  * Invariants (checked by ark_idset_validate):
- * - ids strictly increase with position; groups 0..n-2 hold 256 ids, the
- *   last 1..256; no empty group exists.
+ * - ids strictly increase with position; groups 1..n-2 hold 256 ids, the
+ *   first and the last 1..256; no empty group exists.
  * - a dense group's values all lie in [base - 32768, base + 32767].
  * - two buddy groups that are both dense share one node.
  * - a contiguous array holds each group's first id, for a two-level search
@@ -28,15 +29,16 @@
  *
  * Cost model (n ids, g = ceil(n / 256) groups):
  * - at: O(1); lower_bound, find, contains: O(log g + 8).
- * - insert, remove, remove_at: O(log n + 127 + g). At most 127 ids move
- *   inside the target group, then one id crosses each later group
- *   boundary; a form change (promotion, rebase) rewrites one group.
+ * - insert, remove, remove_at: O(log n + 127 + g / 2). At most 127 ids
+ *   move inside the target group, then one id crosses each group boundary
+ *   between it and the nearer end; a form change (promotion, rebase)
+ *   rewrites one group.
  * - inserting an id above the maximum: O(1) amortized.
  * - remove_sorted: O(n + k) for a batch of k ids, one group-wise pass.
  * - copy and the iterator: O(1) per id, decoded per group segment.
  * - intersect, union, difference: O(|a| + |b|) group by group; when one
  *   side is much smaller, O(small * log(large / small)) by galloping.
- * - memory: about 2.08 bytes per id when groups are dense, 4.08 sparse.
+ * - memory: about 2.11 bytes per id when groups are dense, 4.11 sparse.
  *
  * Errors: a failed call leaves the set unchanged (allocation failure
  * included). Thread-safety: none; concurrent readers are fine if no thread
@@ -71,7 +73,11 @@ typedef struct ark__idset_view {
     ark__idset_group *groups; /* ngroups headers */
     uint32_t *keys;           /* first id of each group */
     size_t count;             /* ids held */
-    size_t ngroups;           /* ceil(count / 256) */
+    size_t ngroups;           /* ceil((front + count) / 256) */
+    /* Empty positions before group 0's first id: group 0 holds 256 - front
+     * ids (or count, when it is the only group; front is then 0), group
+     * k >= 1 positions [256k - front, 256k - front + 256). */
+    size_t front;
 } ark__idset_view;
 
 /* An id set (opaque). */
@@ -113,13 +119,13 @@ ARK_API void ark_idset_destroy(ark_idset *s);
 /*
  * Insert an id, keeping the order.
  * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
- * Complexity: O(log n + 127 + groups); O(1) amortized when id is above
+ * Complexity: O(log n + 127 + groups / 2); O(1) amortized when id is above
  * every id held (entities created in increasing order: the inline path
  * below writes the next free slot of the last group).
  */
 inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     ark__idset_view *v = (ark__idset_view *)(void *)s;
-    size_t n = v->count;
+    size_t n = v->count + v->front; /* the end, in group-aligned terms */
     if ((n & ARK__IDSET_MASK) != 0) {
         ark__idset_group *g = &v->groups[n >> ARK__IDSET_SHIFT];
         unsigned slot = (unsigned)(g->head + n) & ARK__IDSET_MASK;
@@ -130,7 +136,7 @@ inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
             if (id > g->base + (uint32_t)(int32_t)d[prev] &&
                 off <= ARK__IDSET_SPAN) {
                 d[slot] = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
-                v->count = n + 1;
+                v->count++;
                 return ARK_OK;
             }
         } else {
@@ -139,7 +145,7 @@ inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                 id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN) {
                 d[slot] = id;
                 g->credit = 0;
-                v->count = n + 1;
+                v->count++;
                 return ARK_OK;
             }
         }
@@ -149,16 +155,16 @@ inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
 
 /*
  * Remove an id.
- * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (a later group had to change
+ * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (another group had to change
  * form and no node could be allocated).
- * Complexity: O(log n + 127 + groups).
+ * Complexity: O(log n + 127 + groups / 2).
  */
 ARK_API ark_status ark_idset_remove(ark_idset *s, uint32_t id);
 
 /*
  * Remove the id at a position.
  * Errors: ARK_ERANGE (pos >= count), ARK_ENOMEM (as ark_idset_remove).
- * Complexity: O(127 + groups).
+ * Complexity: O(127 + groups / 2).
  */
 ARK_API ark_status ark_idset_remove_at(ark_idset *s, size_t pos);
 
@@ -185,8 +191,11 @@ inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     if (pos >= v->count) {
         return 0;
     }
-    const ark__idset_group *g = &v->groups[pos >> ARK__IDSET_SHIFT];
-    unsigned slot = (unsigned)(g->head + pos) & ARK__IDSET_MASK;
+    size_t at = pos + v->front;
+    size_t k = at >> ARK__IDSET_SHIFT;
+    const ark__idset_group *g = &v->groups[k];
+    size_t j = k != 0 ? at : pos; /* the index inside the group, mod 256 */
+    unsigned slot = (unsigned)(g->head + j) & ARK__IDSET_MASK;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
         return g->base + (uint32_t)(int32_t)d[slot];
@@ -259,10 +268,10 @@ inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
         return 0;
     }
     size_t k = ark__idset_group_of(v, id);
-    size_t len = k + 1 < v->ngroups ? ARK__IDSET_GROUP
-                                    : v->count - (k << ARK__IDSET_SHIFT);
-    return (k << ARK__IDSET_SHIFT) +
-           ark__idset_group_lower(&v->groups[k], len, id);
+    size_t start = k != 0 ? (k << ARK__IDSET_SHIFT) - v->front : 0;
+    size_t end = k + 1 < v->ngroups ? ((k + 1) << ARK__IDSET_SHIFT) - v->front
+                                    : v->count;
+    return start + ark__idset_group_lower(&v->groups[k], end - start, id);
 }
 
 /*
@@ -371,13 +380,15 @@ inline void ark__idset_iter_load(ark_idset_iter *it) {
         it->group_end = pos;
         return;
     }
-    const ark__idset_group *g = &v->groups[pos >> ARK__IDSET_SHIFT];
-    size_t end = ((pos >> ARK__IDSET_SHIFT) + 1) << ARK__IDSET_SHIFT;
+    size_t at = pos + v->front;
+    size_t k = at >> ARK__IDSET_SHIFT;
+    const ark__idset_group *g = &v->groups[k];
+    size_t end = ((k + 1) << ARK__IDSET_SHIFT) - v->front;
     it->group_end = end < v->count ? end : v->count;
     it->data = g->data;
     it->base = g->base;
     it->dense = g->dense;
-    it->slot = (unsigned)(g->head + pos) & ARK__IDSET_MASK;
+    it->slot = (unsigned)(g->head + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
     it->id =
         g->dense
             ? g->base + (uint32_t)(int32_t)((const int16_t *)g->data)[it->slot]
