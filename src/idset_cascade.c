@@ -346,6 +346,7 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
     if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)full0) != ARK_OK) {
         return ARK_ENOMEM;
     }
+    h = G(s, k); /* acquire may have moved the headers */
     uint32_t x = id;
     if (j > 0) {
         x = pos_get(h, 0);

@@ -1029,7 +1029,7 @@ TEST(cascade_runs_towards_the_nearer_end) {
     CHECK(check_reads(s, &m, &rng));
     /* Many front-half removes and inserts: the gap moves both ways, every
      * step checked against the model. */
-    for (int t = 0; t < 3000; t++) {
+    for (uint64_t t = 0; t < harness_scaled(3000); t++) {
         size_t p = harness_below(&rng, m.n / 3);
         if (t % 2) {
             uint32_t v = m.v[p];
