@@ -1050,3 +1050,28 @@ TEST(cascade_runs_towards_the_nearer_end) {
     ark_idset_destroy(s);
     free(m.v);
 }
+
+/* A front-side insert that must prepend a group when the header arrays
+ * are exactly full: the arrays move during the call (under ASan, a stale
+ * header pointer is caught here). */
+TEST(front_insert_grows_the_header_arrays) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    for (uint32_t i = 0; i < 8 * 256; i++) {
+        CHECK_OK(ins(s, 100 + 3 * i));
+        CHECK_OK(model_insert(&m, 100 + 3 * i));
+    }
+    CHECK_EQ(s->v.ngroups, 8);
+    CHECK_EQ(s->cap, 8);
+    uint32_t id = ark_idset_at(s, 2 * 256 + 1) + 1; /* group 2, index 2 */
+    CHECK_OK(ins(s, id));
+    CHECK_OK(model_insert(&m, id));
+    CHECK_EQ(s->v.ngroups, 9);
+    CHECK_EQ(s->v.front, 255);
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}
