@@ -23,9 +23,10 @@
 
 enum cascade_dir { CASCADE_IN, CASCADE_OUT };
 
-/* Cascade steps prefetch the slot of the group this many ahead: at large
- * sizes each step is a cache miss on a node, and the headers say where the
- * next ones are. Prefetching pays once the nodes outgrow the caches. */
+/* Cascade steps walking up prefetch the slot of the group this many ahead:
+ * at large sizes each step is a cache miss on a node, and the headers say
+ * where the next ones are. Prefetching pays once the nodes outgrow the
+ * caches. (Walking down, the front-side walks measured no gain from it.) */
 #define PREFETCH_AHEAD 16u
 #define PREFETCH_MIN_GROUPS 1024u
 
@@ -93,48 +94,85 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
     return 1;
 }
 
-/* The cascade over the full groups [from, end). IN: x enters group from at
- * the front; returns the id leaving group end - 1. OUT: each group gives
- * its first id away and takes the next group's first id at the back. The
- * common steps run in a tight loop, left for a general step and re-entered
- * while nothing was demoted (a demotion may call for buddy joins, which
- * only the general step makes). */
+/* The id entering group i: the carried id when it travels the way the
+ * walk goes (IN walking up, OUT walking down); walking up with OUT, the
+ * next group's first id; walking down with IN, the previous group's last
+ * id (neither has been changed yet). */
 static ARK_ALWAYS_INLINE inline uint32_t
-cascade(ark_idset *s, size_t from, size_t end, int dir, uint32_t x) {
+incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
+    if ((dir == CASCADE_IN) != down) {
+        return x;
+    }
+    if (!down) {
+        return s->v.keys[i + 1];
+    }
+    return pos_get(&s->v.groups[i - 1], (unsigned)glen(s, i - 1) - 1u);
+}
+
+/* The cascade over n full groups from group from, walking up (from, from
+ * + 1, ...) or down (from, from - 1, ...), each a step in direction dir
+ * (IN: the incoming id enters at the front, the last leaves; OUT: the
+ * first leaves, the incoming id enters at the back). Returns the id that
+ * left the last group walked. The common steps run in a tight loop, left
+ * for a general step and re-entered while nothing was demoted (a demotion
+ * may call for buddy joins, which only the general step makes). */
+static ARK_ALWAYS_INLINE inline uint32_t
+cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
     grp *gs = s->v.groups;
     uint32_t *keys = s->v.keys;
-    size_t pf_end = 0;
-    if (s->v.ngroups >= PREFETCH_MIN_GROUPS && end > PREFETCH_AHEAD) {
-        pf_end = end - PREFETCH_AHEAD;
+    size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
+    if (!down && s->v.ngroups >= PREFETCH_MIN_GROUPS && n > PREFETCH_AHEAD) {
+        pf_n = n - PREFETCH_AHEAD;
     }
-    size_t i = from;
-    while (i < end) {
-        for (; i < end && !s->demoted; i++) {
-            if (i < pf_end) {
-                prefetch_slot(&gs[i + PREFETCH_AHEAD],
-                              dir == CASCADE_IN ? SLOT_MASK : 0u);
+    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
+    size_t t = 0;
+    while (t < n) {
+        for (; t < n && !s->demoted; t++) {
+            size_t i = down ? from - t : from + t;
+            if (t < pf_n) {
+                size_t ahead = down ? i - PREFETCH_AHEAD : i + PREFETCH_AHEAD;
+                prefetch_slot(&gs[ahead], pf_delta);
             }
-            uint32_t in = dir == CASCADE_IN ? x : keys[i + 1];
+            uint32_t in = incoming(s, i, dir, down, x);
             if (!step_fast(&gs[i], dir, in, &x, &keys[i])) {
                 break;
             }
         }
-        if (i < end) {
-            x = step_general(s, i, dir, dir == CASCADE_IN ? x : keys[i + 1]);
-            i++;
+        if (t < n) {
+            size_t i = down ? from - t : from + t;
+            x = step_general(s, i, dir, incoming(s, i, dir, down, x));
+            t++;
         }
     }
-    STAT_ADD(s, moves, end - from);
+    STAT_ADD(s, moves, n);
     return x;
 }
 
+/* Insert towards the back: groups [from, end) each take x at the front. */
 static ARK_NOINLINE uint32_t cascade_in(ark_idset *s, size_t from, size_t end,
                                         uint32_t x) {
-    return cascade(s, from, end, CASCADE_IN, x);
+    return cascade(s, from, end > from ? end - from : 0, CASCADE_IN, 0, x);
 }
 
+/* Remove towards the back: groups [from, end) each take the next group's
+ * first id at the back. */
 static ARK_NOINLINE void cascade_out(ark_idset *s, size_t from, size_t end) {
-    cascade(s, from, end, CASCADE_OUT, 0);
+    cascade(s, from, end > from ? end - from : 0, CASCADE_OUT, 0, 0);
+}
+
+/* Insert towards the front: groups k - 1 down to 1 each take x at the
+ * back and give their first id on; returns the id leaving group 1 (x
+ * itself when k is 1). */
+static ARK_NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
+                                               uint32_t x) {
+    return cascade(s, k - 1, k - 1, CASCADE_OUT, 1, x);
+}
+
+/* Remove towards the front: groups k down to 1 each take the previous
+ * group's last id at the front (group k has a free slot there; the others'
+ * last ids have already moved on). */
+static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
+    cascade(s, k, k, CASCADE_IN, 1, 0);
 }
 
 /* ---- insert ------------------------------------------------------------- */
@@ -288,38 +326,6 @@ static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
 
 /* ---- towards the front -------------------------------------------------- */
 
-/* Insert towards the front: each group from k - 1 down to 1 (all full)
- * takes x at its back and gives its first id on; returns the id that
- * leaves group 1 (or x when there is none). */
-static ARK_NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
-                                               uint32_t x) {
-    grp *gs = s->v.groups;
-    uint32_t *keys = s->v.keys;
-    for (size_t i = k - 1; i >= 1; i--) {
-        if (s->demoted || !step_fast(&gs[i], CASCADE_OUT, x, &x, &keys[i])) {
-            x = step_general(s, i, CASCADE_OUT, x);
-        }
-    }
-    STAT_ADD(s, moves, k);
-    return x;
-}
-
-/* Remove towards the front: each group from k down to 1 takes the last id
- * of the group before it at its front (group k has a free slot there;
- * the others' last ids have already moved on). */
-static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
-    grp *gs = s->v.groups;
-    uint32_t *keys = s->v.keys;
-    for (size_t i = k; i >= 1; i--) {
-        const grp *p = &gs[i - 1];
-        uint32_t in = pos_get(p, (unsigned)glen(s, i - 1) - 1u), out;
-        if (s->demoted || !step_fast(&gs[i], CASCADE_IN, in, &out, &keys[i])) {
-            step_general(s, i, CASCADE_IN, in);
-        }
-    }
-    STAT_ADD(s, moves, k);
-}
-
 /* Nodes an insert towards the front may need: one per dense group whose
  * window the incoming id can leave (group i < k receives the first id of
  * group i + 1, keys[i + 1]), one for group k itself, and one for a new
@@ -356,6 +362,7 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
         ark__idset_settle(s, k, mn, mx);
     }
     x = cascade_front_out(s, k, x);
+    STAT_ADD(s, moves, 1); /* group 0 takes the last one */
     s->v.count++;
     if (!full0) {
         grp *g0 = G(s, 0);
