@@ -37,6 +37,14 @@ static size_t model_lower(uint32_t id) {
     return sorted_lower(model, nmodel, id);
 }
 
+/* Insert id at index pos of v[0, *n) (capacity MODEL_MAX). */
+static void sorted_put(uint32_t *v, size_t *n, size_t pos, uint32_t id) {
+    FUZZ_REQUIRE(*n < MODEL_MAX);
+    memmove(&v[pos + 1], &v[pos], (*n - pos) * sizeof v[0]);
+    v[pos] = id;
+    (*n)++;
+}
+
 static void model_erase(size_t pos) {
     memmove(&model[pos], &model[pos + 1], (nmodel - pos - 1) * sizeof model[0]);
     nmodel--;
@@ -169,10 +177,7 @@ static void second_insert(fuzz_input *in, ark_idset *t,
     if (lo < nmodel2 && model2[lo] == id) {
         FUZZ_REQUIRE(st == ARK_EEXIST);
     } else if (st == ARK_OK) {
-        memmove(&model2[lo + 1], &model2[lo],
-                (nmodel2 - lo) * sizeof model2[0]);
-        model2[lo] = id;
-        nmodel2++;
+        sorted_put(model2, &nmodel2, lo, id);
     } else {
         FUZZ_REQUIRE(st == ARK_ENOMEM);
     }
@@ -219,11 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (present) {
                 FUZZ_REQUIRE(st == ARK_EEXIST);
             } else if (st == ARK_OK) {
-                FUZZ_REQUIRE(nmodel < MODEL_MAX);
-                memmove(&model[pos + 1], &model[pos],
-                        (nmodel - pos) * sizeof model[0]);
-                model[pos] = id;
-                nmodel++;
+                sorted_put(model, &nmodel, pos, id);
             } else {
                 FUZZ_REQUIRE(st == ARK_ENOMEM);
             }

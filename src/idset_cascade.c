@@ -564,29 +564,24 @@ static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
     return ARK_OK;
 }
 
-ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
-    assert(s != NULL);
-    stats_reset(s);
-    size_t p = ark_idset_find(s, id);
-    if (p == ARK_NOT_FOUND) {
-        return ARK_ENOTFOUND;
-    }
-    unsigned j;
-    size_t k = locate(s, p, &j);
-    ark_status st = remove_pos(s, k, j);
-    ark__idset_node_trim(s);
-    return st;
-}
-
-ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
-    assert(s != NULL);
-    stats_reset(s);
-    if (pos >= s->v.count) {
-        return ARK_ERANGE;
-    }
+/* Remove the id at position pos < count. */
+static ark_status remove_position(ark_idset *s, size_t pos) {
     unsigned j;
     size_t k = locate(s, pos, &j);
     ark_status st = remove_pos(s, k, j);
     ark__idset_node_trim(s);
     return st;
+}
+
+ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    size_t p = ark_idset_find(s, id);
+    return p == ARK_NOT_FOUND ? ARK_ENOTFOUND : remove_position(s, p);
+}
+
+ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
+    assert(s != NULL);
+    stats_reset(s);
+    return pos >= s->v.count ? ARK_ERANGE : remove_position(s, pos);
 }
