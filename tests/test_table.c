@@ -303,6 +303,118 @@ TEST(remove_later_keeps_rows_in_place_until_flush) {
     ark_table_destroy(t);
 }
 
+TEST(reserve_then_insert_allocates_nothing) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_table_config cfg = base_config();
+    cfg.allocator = &ta.base;
+    ark_table *t = make_table(&cfg);
+    CHECK(t != NULL);
+    CHECK_OK(ark_table_reserve(t, 0));
+    CHECK_OK(ark_table_reserve(t, 5000));
+    uint64_t allocs = ta.allocs;
+    void *col0 = ark_table_column(t, 0);
+    enum { N = 5000 };
+    ark_handle *h = malloc(N * sizeof *h);
+    CHECK(h != NULL);
+    for (uint64_t i = 0; i < N; i++) {
+        size_t r;
+        CHECK_OK(ark_table_insert(t, &h[i], &r));
+        write_row(t, r, i + 1);
+    }
+    CHECK_EQ(ta.allocs, allocs);
+    CHECK(ark_table_column(t, 0) == col0); /* no column moved */
+    /* Free slots count toward a reservation; marked rows keep theirs. */
+    for (size_t i = 0; i < 1000; i++) {
+        CHECK_OK(ark_table_remove(t, h[i]));
+    }
+    for (size_t i = 1000; i < 1100; i++) {
+        CHECK_OK(ark_table_remove_later(t, h[i]));
+    }
+    CHECK_OK(ark_table_reserve(t, N));
+    allocs = ta.allocs;
+    col0 = ark_table_column(t, 0);
+    for (size_t i = 0; i < 1100; i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    CHECK_EQ(ta.allocs, allocs);
+    CHECK(ark_table_column(t, 0) == col0);
+    CHECK_EQ(ark_table_count(t), N);
+    CHECK_EQ(ark_table_rows(t), N + 100);
+    for (size_t i = 1100; i < N; i++) {
+        size_t r = ark_table_row(t, h[i]);
+        CHECK(r != ARK_NO_ROW);
+        CHECK(row_holds(t, r, i + 1));
+    }
+    CHECK_EQ(ark_table_flush(t), 100);
+    CHECK_OK(ark__table_validate(t, true));
+    ark_table_destroy(t);
+    free(h);
+    /* The index space caps a reservation, and EFULL reserves nothing. */
+    cfg.index_bits = 8;
+    t = make_table(&cfg);
+    CHECK(t != NULL);
+    uint64_t before = ta.allocs;
+    CHECK_STATUS(ark_table_reserve(t, 256), ARK_EFULL);
+    CHECK_EQ(ta.allocs, before);
+    CHECK_OK(ark_table_reserve(t, 255));
+    before = ta.allocs;
+    for (int i = 0; i < 255; i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    CHECK_EQ(ta.allocs, before);
+    CHECK_STATUS(ark_table_insert(t, NULL, NULL), ARK_EFULL);
+    CHECK_OK(ark__table_validate(t, true));
+    ark_table_destroy(t);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+}
+
+/* clear(false): no row left, marked ones included, every row zeroed and
+ * every handle stale; the table is reused from the start of its rows. */
+TEST(clear_empties_rows_and_stales_handles) {
+    for (int path = 0; path < 2; path++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        ark_table_config cfg = base_config();
+        cfg.allocator = path ? &ta.base : NULL;
+        ark_table *t = make_table(&cfg);
+        CHECK(t != NULL);
+        ark_handle h[300];
+        for (uint64_t i = 0; i < 300; i++) {
+            size_t r;
+            CHECK_OK(ark_table_insert(t, &h[i], &r));
+            write_row(t, r, i + 1);
+        }
+        for (int i = 0; i < 300; i += 9) {
+            CHECK_OK(ark_table_remove_later(t, h[i]));
+        }
+        size_t cap = ark__table_capacity(t);
+        ark_table_clear(t, false);
+        CHECK_EQ(ark_table_rows(t), 0);
+        CHECK_EQ(ark_table_count(t), 0);
+        CHECK_EQ(ark_table_flush(t), 0);
+        CHECK_EQ(ark__table_capacity(t), cap);  /* capacity is kept */
+        CHECK_OK(ark__table_validate(t, true)); /* rows [0, cap) zero */
+        for (int i = 0; i < 300; i++) {
+            CHECK_EQ(ark_table_row(t, h[i]), ARK_NO_ROW);
+            CHECK_STATUS(ark_table_check(t, h[i]), ARK_ESTALE);
+        }
+        for (uint64_t i = 0; i < 300; i++) {
+            ark_handle g;
+            size_t r;
+            CHECK_OK(ark_table_insert(t, &g, &r));
+            CHECK_EQ(r, i);
+            CHECK(row_is_zero(t, r));
+            for (int j = 0; j < 300; j++) {
+                CHECK(g != h[j]);
+            }
+        }
+        ark_table_destroy(t);
+        CHECK_EQ(ta.live_blocks, 0);
+    }
+}
+
 /* The model: which ids are live or pending, under which handles, and a
  * replica of the slot allocator (FIFO reuse with a delay, retirement). */
 typedef struct model {
