@@ -41,11 +41,27 @@ test-tsan:
 	$(CMAKE) --build build/tsan -j$(JOBS) --target ark_thread_tests
 	cd build/tsan && $(CTEST) --output-on-failure -j$(JOBS) -L threads
 
+# Benchmarks write only under build/bench/ (results in build/bench/results/);
+# a run changes no tracked file. bench-doc rewrites the dated
+# docs/benchmarks.md (and its few charts in docs/img/) from the last full
+# run, or from BENCH_CSV.
+BENCH_CSV ?= build/bench/results/latest.csv
 bench:
 	bench/run.sh full
 
 bench-quick:
 	bench/run.sh quick
+
+.PHONY: bench-doc
+bench-doc:
+	@test -f $(BENCH_CSV) || { echo "no $(BENCH_CSV): run make bench first" >&2; exit 1; }
+	python3 bench/report.py $(BENCH_CSV) --doc docs/benchmarks.md --doc-charts docs/img
+
+# The single-file distribution: build/single_file/ark.h (stb style; see
+# README "Single file"). ctest compiles and runs it (single_file.example).
+.PHONY: single-file
+single-file:
+	python3 scripts/amalgamate -o build/single_file/ark.h
 
 # libFuzzer targets under ASan+UBSan, FUZZ_SECONDS each (default 60).
 FUZZ_SECONDS ?= 60

@@ -1,5 +1,5 @@
 /*
- * frame_loop.c - a game frame loop with ref-counted textures (seed 003).
+ * frame_loop.c - a game frame loop with ref-counted textures.
  *
  * A loader thread "decodes" textures and posts each completion to the main
  * queue. Each frame the main thread uploads at most one texture

@@ -61,6 +61,8 @@ ARK_INLINE_API extern inline uint64_t
 ark__handle_index(const ark_handle_layout *l, ark_handle h);
 ARK_INLINE_API extern inline ark_handle
 ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen);
+ARK_INLINE_API extern inline char *ark__slot_paged(const ark__slot_view *v,
+                                                   uint64_t i);
 ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
                                                 uint64_t i);
 ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,

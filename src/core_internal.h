@@ -47,6 +47,11 @@ static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     }
 }
 
+/* Round n up to a multiple of a (a power of two). */
+static inline size_t ark__round_up(size_t n, size_t a) {
+    return (n + a - 1) & ~(a - 1);
+}
+
 /* Return a*b in *out, or false on overflow of size_t. */
 static inline int ark__mul_overflows(size_t a, size_t b, size_t *out) {
     if (b != 0 && a > SIZE_MAX / b) {

@@ -5,7 +5,7 @@
  * Slot layout (stride bytes, aligned to max(elem_align, 8)):
  *   offset 0         uint32 stamp (see slots.h)
  *   offset 4         while free: the generation its next occupant gets
- *   offset elem_off  the element (elem_off = round_up(4, elem_align))
+ *   offset elem_off  the element (elem_off = ark__round_up(4, elem_align))
  * The stride is at least 8, so the word at offset 4 always exists; while
  * the slot is free it overlays padding or the dead element.
  *
@@ -49,36 +49,66 @@ struct ark_pool {
     char **pages;      /* pages past the reserved range */
     size_t *by_addr;   /* page numbers sorted by address, for handle_of */
     size_t npages, pages_cap, addr_cap;
+    char *flat;            /* the reserved range (2 MiB aligned), or NULL */
     char *flat_base;       /* the reservation (flat is aligned inside) */
     size_t flat_bytes;     /* its size */
     uint64_t flat_slots;   /* slots the reservation holds */
-    size_t flat_committed; /* bytes from view.slots.flat committed */
+    size_t flat_committed; /* bytes from flat committed */
     size_t elem_size;
     size_t page_bytes, page_align;
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user;
 };
 
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+/* What slot 0 reads as while the pool has no storage: a free stamp. */
+static const uint64_t empty_slot[1];
+
+/* Copy an element; the common sizes get fixed-size copies the compiler
+ * inlines (a libc call would dominate an insert). */
+static inline void copy_elem(char *dst, const void *src, size_t n) {
+    switch (n) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 12:
+        memcpy(dst, src, 12);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    case 24:
+        memcpy(dst, src, 24);
+        break;
+    case 32:
+        memcpy(dst, src, 32);
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
+    }
+}
 
 /* ---- what the engine asks of a pool ----------------------------------- */
 
-static void unlink_slot(void *c, uint64_t i) {
+static void pool_unlink_slot(void *c, uint64_t i) {
     ark_pool *p = c;
     p->view.live[i >> 6] &= ~((uint64_t)1 << (i & 63));
 }
 
-static void run_hook(void *c, char *slot, ark_handle h) {
+static void pool_run_hook(void *c, char *slot, ark_handle h) {
     ark_pool *p = c;
     p->on_remove(slot + p->view.slots.data_off, h, p->user);
 }
 
-static void drop_slot(void *c, char *slot) {
+static void pool_drop_slot(void *c, char *slot) {
     (void)c;
     (void)slot;
 }
 
-static uint64_t next_live(const void *c, uint64_t from) {
+static uint64_t pool_next_live(const void *c, uint64_t from) {
     const ark_pool *p = c;
     uint64_t words = (p->view.slots.cap + 63) >> 6;
     uint64_t w = from >> 6;
@@ -95,10 +125,10 @@ static uint64_t next_live(const void *c, uint64_t from) {
     return (w << 6) | ark__ctz64(bits);
 }
 
-static ark_status grow(void *c, uint64_t want);
+static ark_status pool_grow(void *c, uint64_t want);
 
-static const ark__slot_ops pool_ops = {grow, unlink_slot, run_hook, drop_slot,
-                                       next_live};
+static const ark__slot_ops pool_ops = {
+    pool_grow, pool_unlink_slot, pool_run_hook, pool_drop_slot, pool_next_live};
 
 /* ---- storage ----------------------------------------------------------- */
 
@@ -151,8 +181,8 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
 static size_t flat_end(const ark_pool *p, uint64_t want) {
     size_t stride = p->view.slots.stride;
     uint64_t slots = want < p->flat_slots ? want : p->flat_slots;
-    size_t end = round_up((size_t)slots, 64) * stride;
-    end = round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
+    size_t end = ark__round_up((size_t)slots, 64) * stride;
+    end = ark__round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
     size_t max = (size_t)p->flat_slots * stride;
     return end < max ? end : max;
 }
@@ -168,12 +198,13 @@ static uint64_t flat_slots_in(const ark_pool *p, size_t end) {
 static ark_status grow_flat(ark_pool *p, size_t end) {
     ark__slot_view *v = &p->view.slots;
     if (end > p->flat_committed) {
-        if (ark__vmem_commit(v->flat + p->flat_committed,
+        if (ark__vmem_commit(p->flat + p->flat_committed,
                              end - p->flat_committed) != 0) {
             return ARK_ENOMEM;
         }
         p->flat_committed = end;
     }
+    v->flat = p->flat;
     v->nflat = flat_slots_in(p, end);
     v->cap = v->nflat;
     return ARK_OK;
@@ -209,6 +240,9 @@ static ark_status add_page(ark_pool *p) {
     by_addr[pos] = p->npages;
     pages[p->npages++] = page;
     ark__slot_view *v = &p->view.slots;
+    if (v->cap == 0) {
+        v->nflat = 0; /* no reserved range: pages from slot 0 on */
+    }
     uint64_t cap = v->cap + ((uint64_t)1 << v->page_shift);
     v->cap = cap < p->s.limit ? cap : p->s.limit;
     return ARK_OK;
@@ -217,14 +251,14 @@ static ark_status add_page(ark_pool *p) {
 /* Give storage to slots [0, want): the reserved range first, pages after.
  * The bitmap grows first to the capacity planned, so it always covers
  * cap, and a failure leaves only unused spare room. */
-static ark_status grow(void *c, uint64_t want) {
+static ark_status pool_grow(void *c, uint64_t want) {
     ark_pool *p = c;
     ark__slot_view *v = &p->view.slots;
     size_t end = flat_end(p, want);
     uint64_t cap = v->cap < p->flat_slots ? flat_slots_in(p, end) : v->cap;
     if (cap < want) {
         uint64_t page = (uint64_t)1 << v->page_shift;
-        cap += round_up((size_t)(want - cap), (size_t)page);
+        cap += ark__round_up((size_t)(want - cap), (size_t)page);
     }
     ark_status st = grow_live(p, cap < p->s.limit ? cap : p->s.limit);
     if (st == ARK_OK && v->cap < p->flat_slots) {
@@ -263,26 +297,32 @@ static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
     if (slots >= p->s.limit) {
         slots = p->s.limit;
     } else {
-        slots = round_up((size_t)slots, 64);
+        slots = ark__round_up((size_t)slots, 64);
     }
     if (slots > (SIZE_MAX - 2 * HUGE) / v->stride) {
         return;
     }
-    size_t need = round_up((size_t)slots * v->stride, HUGE);
+    size_t need = ark__round_up((size_t)slots * v->stride, HUGE);
     p->flat_base = ark__vmem_reserve(need + HUGE);
     if (p->flat_base == NULL) {
         return; /* pages from the allocator: slower lookups, same rules */
     }
     p->flat_bytes = need + HUGE;
     p->flat_slots = slots;
-    v->flat = (char *)round_up((uintptr_t)p->flat_base, HUGE);
-    ark__vmem_hint_huge(v->flat, need);
+    p->flat = (char *)ark__round_up((uintptr_t)p->flat_base, HUGE);
+    ark__vmem_hint_huge(p->flat, need);
 }
 
 ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     assert(out != NULL && cfg != NULL);
-    size_t align =
-        cfg->elem_align == 0 ? _Alignof(max_align_t) : cfg->elem_align;
+    /* Default: the largest power of two dividing elem_size, at most
+     * alignof(max_align_t). Every type's alignment divides its size, so
+     * this suits any type of that size, without the padding a blanket
+     * max_align_t would add to small elements. */
+    size_t low = cfg->elem_size & (~cfg->elem_size + 1);
+    size_t align = cfg->elem_align != 0          ? cfg->elem_align
+                   : low < _Alignof(max_align_t) ? low
+                                                 : _Alignof(max_align_t);
     if (cfg->elem_size == 0 || cfg->elem_size > ARK_POOL_MAX_ELEM_SIZE ||
         (align & (align - 1)) != 0 || align > ARK_POOL_MAX_ELEM_ALIGN) {
         return ARK_EINVAL;
@@ -305,8 +345,12 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         return st;
     }
     ark__slot_view *v = &p->view.slots;
-    v->data_off = round_up(4, align);
-    v->stride = round_up(v->data_off + cfg->elem_size, align < 8 ? 8 : align);
+    v->data_off = ark__round_up(4, align);
+    v->stride =
+        ark__round_up(v->data_off + cfg->elem_size, align < 4 ? 4 : align);
+    v->stride = v->stride < 8 ? 8 : v->stride; /* room for the next gen */
+    v->flat = (char *)(uintptr_t)empty_slot;   /* slot 0 until storage */
+    v->nflat = 1;
     v->page_shift = page_shift_for(v->stride, v->layout.index_bits);
     v->page_mask = ((uint64_t)1 << v->page_shift) - 1;
     p->elem_size = cfg->elem_size;
@@ -340,7 +384,7 @@ void ark_pool_destroy(ark_pool *p) {
 /* ---- elements ---------------------------------------------------------- */
 
 /* Take a slot for a new element and mark it live. */
-static inline ark_status take(ark_pool *p, uint64_t *i, char **slot) {
+static inline ark_status pool_take(ark_pool *p, uint64_t *i, char **slot) {
     ark_status st = ark__slots_take(&p->s, i, slot);
     if (st == ARK_OK) {
         p->view.live[*i >> 6] |= (uint64_t)1 << (*i & 63);
@@ -352,7 +396,7 @@ void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
     assert(p != NULL);
     uint64_t i;
     char *slot;
-    if (take(p, &i, &slot) != ARK_OK) {
+    if (pool_take(p, &i, &slot) != ARK_OK) {
         return NULL;
     }
     char *elem = slot + p->view.slots.data_off;
@@ -367,11 +411,11 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     assert(p != NULL && elem != NULL);
     uint64_t i;
     char *slot;
-    ark_status st = take(p, &i, &slot);
+    ark_status st = pool_take(p, &i, &slot);
     if (st != ARK_OK) {
         return st;
     }
-    memcpy(slot + p->view.slots.data_off, elem, p->elem_size);
+    copy_elem(slot + p->view.slots.data_off, elem, p->elem_size);
     if (out != NULL) {
         *out = ark__slots_handle(&p->s, i, slot);
     }
@@ -385,7 +429,7 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
     assert(p != NULL);
-    return ark__slots_remove(&p->s, &pool_ops, h);
+    return ark__slots_remove(&p->s, &p->view.slots, &pool_ops, p, h);
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
@@ -408,9 +452,9 @@ ark_status ark_pool_reserve(ark_pool *p, size_t n) {
     return ark__slots_reserve(&p->s, n);
 }
 
-void ark_pool_clear(ark_pool *p, bool run_hook) {
+void ark_pool_clear(ark_pool *p, bool pool_run_hook) {
     assert(p != NULL);
-    ark__slots_clear(&p->s, run_hook);
+    ark__slots_clear(&p->s, pool_run_hook);
 }
 
 ark_handle ark_pool_seal(const ark_pool *p, ark_handle h) {
@@ -427,8 +471,8 @@ ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire) {
  * UINT64_MAX. */
 static uint64_t index_of(const ark_pool *p, uintptr_t at) {
     const ark__slot_view *v = &p->view.slots;
-    uintptr_t flat = (uintptr_t)v->flat;
-    if (v->flat != NULL && at >= flat && at - flat < v->nflat * v->stride) {
+    uintptr_t flat = (uintptr_t)p->flat;
+    if (p->flat != NULL && at >= flat && at - flat < v->nflat * v->stride) {
         return (at - flat) / v->stride;
     }
     size_t lo = 0, hi = p->npages; /* the last page at or below at */
@@ -481,25 +525,23 @@ void ark_pool_each(ark_pool *p, bool (*fn)(void *elem, ark_handle h, void *ud),
 
 uint64_t ark__pool_retired(const ark_pool *p) { return p->s.retired; }
 
-bool ark__pool_reserved(const ark_pool *p) {
-    return p->view.slots.flat != NULL;
-}
+bool ark__pool_reserved(const ark_pool *p) { return p->flat != NULL; }
 
-static bool linked(const void *c, uint64_t i) {
+static bool validate_linked(const void *c, uint64_t i) {
     const ark_pool *p = c;
     return (p->view.live[i >> 6] >> (i & 63)) & 1;
 }
 
 ark_status ark__pool_validate(const ark_pool *p) {
     const ark__slot_view *v = &p->view.slots;
-    if (v->cap > 0 && linked(p, 0)) {
+    if (v->cap > 0 && validate_linked(p, 0)) {
         return ARK_ECORRUPT;
     }
     /* Bits past the issued slots must be clear for the iterator. */
     for (uint64_t i = p->s.issued; i < v->cap; i++) {
-        if (linked(p, i)) {
+        if (validate_linked(p, i)) {
             return ARK_ECORRUPT;
         }
     }
-    return ark__slots_validate(&p->s, linked);
+    return ark__slots_validate(&p->s, validate_linked);
 }

@@ -70,23 +70,25 @@ typedef struct ark__slots_config {
 } ark__slots_config;
 
 typedef struct ark__slots {
+    /* hot: read by take, remove and free */
     ark__slot_view *v; /* the container's view: layout and slot storage */
+    uint32_t *ring;    /* FIFO of free slots; ring_cap >= issued - 1 */
+    uint64_t ring_cap, head, nfree;
+    uint64_t issued;  /* slots [0, issued) were handed out at least once */
+    size_t count;     /* live elements, marked and dying ones excluded */
+    uint64_t limit;   /* 2^index_bits: slots the layout addresses */
+    uint64_t retired; /* slots whose generations are used up */
+    bool has_hook;
+    bool draining;  /* a remove, flush or clear is running hooks */
+    uint64_t dying; /* slot whose on_remove runs now, or 0 */
+    /* cold */
     const ark__slot_ops *ops;
     void *owner;
     ark_allocator alloc;
-    uint64_t limit;  /* 2^index_bits: slots the layout addresses */
-    uint64_t issued; /* slots [0, issued) were handed out at least once */
-    uint32_t *ring;  /* FIFO of free slots; ring_cap >= issued - 1 */
-    uint64_t ring_cap, head, nfree;
     uint64_t *pending; /* remove_later marks: index | gen << 32 */
     size_t npending, pending_done, pending_cap; /* [done, n) still marked */
     uint64_t *doomed; /* removes asked for by hooks, same encoding */
     size_t ndoomed, doomed_done, doomed_cap; /* [done, n) still marked */
-    size_t count;     /* live elements, marked and dying ones excluded */
-    uint64_t retired; /* slots whose generations are used up */
-    uint64_t dying;   /* slot whose on_remove runs now, or 0 */
-    bool draining;    /* a remove, flush or clear is running hooks */
-    bool has_hook;
     unsigned seal_bits, seal_lo; /* layout width; bits of the low half */
     uint64_t seal_keys[ARK__SEAL_ROUNDS];
 } ark__slots;
@@ -109,28 +111,29 @@ static inline uint32_t *ark__next_gen(char *slot) {
     return (uint32_t *)(void *)(slot + 4);
 }
 
-/* Classify h: ARK_ENULL, ARK_EFOREIGN (tag or stray bits), ARK_ERANGE
- * (index never issued), ARK_ESTALE (not live), or ARK_OK with its slot. */
+/* The status of a handle that is not live (out of line: the error path). */
+ark_status ark__slots_classify(const ark__slots *s, ark_handle h);
+
+/* Give the slot h names if it is live (ARK_OK), else classify h:
+ * ARK_ENULL, ARK_EFOREIGN (tag or stray bits), ARK_ERANGE (index never
+ * issued), ARK_ESTALE. The live case is one compare of the stamp, which
+ * is exact: a stamp only matches a handle with the right tag, no stray
+ * bits and the slot's generation. */
 static inline ark_status ark__slots_find(const ark__slots *s, ark_handle h,
                                          uint64_t *index, char **slot) {
-    const ark_handle_layout *l = &s->v->layout;
-    if (h == ARK_NULL_HANDLE) {
-        return ARK_ENULL;
+    const ark__slot_view *v = s->v;
+    uint64_t i = h & v->layout.index_mask;
+    *index = 0;
+    *slot = NULL;
+    if (ARK_LIKELY(i < v->cap)) {
+        char *p = ark__slot_at(v, i);
+        if (ARK_LIKELY(*ark__stamp(p) == ark__handle_stamp(&v->layout, h))) {
+            *index = i;
+            *slot = p;
+            return ARK_OK;
+        }
     }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
-    }
-    uint64_t i = h & l->index_mask;
-    if (i == 0 || i >= s->issued) {
-        return ARK_ERANGE;
-    }
-    char *p = ark__slot_at(s->v, i);
-    if (*ark__stamp(p) != ark__handle_stamp(l, h)) {
-        return ARK_ESTALE;
-    }
-    *index = i;
-    *slot = p;
-    return ARK_OK;
+    return ark__slots_classify(s, h);
 }
 
 /* Make room for one more fresh slot (storage and ring). Out of line. */
@@ -217,24 +220,31 @@ ark_status ark__slots_remove_hooked(ark__slots *s, uint64_t i, char *slot);
 
 /* Remove the element h names: unlink, on_remove, drop, free. Without a
  * hook nothing can call back, so the whole removal is straight-line code
- * with the container's ops inlined. */
-static inline ark_status
-ark__slots_remove(ark__slots *s, const ark__slot_ops *ops, ark_handle h) {
-    uint64_t i;
-    char *slot;
-    ark_status st = ark__slots_find(s, h, &i, &slot);
-    if (st != ARK_OK) {
-        return st;
+ * with the container's ops inlined; every other path is a tail call, so
+ * the common one needs no stack frame. The container passes its view and
+ * itself (c == s->owner) so that their fields are a fixed offset from one
+ * pointer, not loads through the engine. */
+static inline ark_status ark__slots_remove(ark__slots *s,
+                                           const ark__slot_view *v,
+                                           const ark__slot_ops *ops, void *c,
+                                           ark_handle h) {
+    uint64_t i = h & v->layout.index_mask;
+    if (i >= v->cap) {
+        return ark__slots_classify(s, h);
+    }
+    char *slot = ark__slot_at(v, i);
+    uint32_t stamp = *ark__stamp(slot);
+    if (stamp != ark__handle_stamp(&v->layout, h)) {
+        return ark__slots_classify(s, h);
     }
     if (s->has_hook) {
         return ark__slots_remove_hooked(s, i, slot);
     }
-    uint32_t gen = *ark__stamp(slot) - 1;
     s->count--;
-    ops->unlink(s->owner, i);
+    ops->unlink(c, i);
     *ark__stamp(slot) = 0;
-    ops->drop(s->owner, slot);
-    ark__slots_free(s, i, slot, gen);
+    ops->drop(c, slot);
+    ark__slots_free(s, i, slot, stamp - 1);
     return ARK_OK;
 }
 

@@ -14,9 +14,9 @@
  *
  * Column storage, cap rows each (a multiple of 8):
  *   virtual-memory path: one reservation; column k owns a page-aligned
- *   region of round_up(skew(k) + vm_rows * size_k, page) bytes, starts
+ *   region of ark__round_up(skew(k) + vm_rows * size_k, page) bytes, starts
  *   skew(k) bytes into it, and the region's first
- *   round_up(skew(k) + cap * size_k, page) bytes are committed. Growing
+ *   ark__round_up(skew(k) + cap * size_k, page) bytes are committed. Growing
  *   within vm_rows commits more pages in place. Growing past vm_rows
  *   moves everything once into a reservation twice as large.
  *   allocator path: one block, column k at a 64-byte aligned offset (also
@@ -56,6 +56,9 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 /* Rows of the first growth. */
 #define FIRST_CAP 32
 
+/* The huge-page size large column regions are aligned to. */
+#define HUGE ((size_t)2 << 20)
+
 struct ark_table {
     ark__table_view view; /* first: read by table.h */
     ark__slots s;
@@ -74,8 +77,6 @@ struct ark_table {
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user;
 };
-
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 /* Zero one element; the common sizes get fixed-size stores the compiler
  * inlines (a libc call per column would dominate insert and remove). */
@@ -142,7 +143,7 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
         if (base != NULL) {
             cols[k] = base + off + skew(k);
         }
-        off += round_up(bytes + skew(k), align);
+        off += ark__round_up(bytes + skew(k), align);
     }
     return off;
 }
@@ -151,23 +152,38 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
  * base (bytes in *bytes) or NULL. */
 static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
                         size_t *bytes) {
-    size_t total = layout_columns(t, NULL, rows, t->page, NULL);
-    if (total == 0) {
+    /* Columns of 2 MiB or more start on a 2 MiB boundary and are marked
+     * for transparent huge pages (one TLB entry per 2 MiB of a streaming
+     * loop, as malloc'd arrays get where THP is on); smaller ones keep
+     * OS-page alignment, so a small table never pins 2 MiB. */
+    size_t align = t->page;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        if (rows >= HUGE / t->sizes[k]) {
+            align = HUGE;
+        }
+    }
+    size_t total = layout_columns(t, NULL, rows, align, NULL);
+    size_t extra = align > t->page ? align : 0;
+    if (total == 0 || total > SIZE_MAX - extra) {
         return NULL;
     }
-    char *base = ark__vmem_reserve(total);
-    if (base == NULL) {
+    char *raw = ark__vmem_reserve(total + extra);
+    if (raw == NULL) {
         return NULL;
     }
-    layout_columns(t, base, rows, t->page, cols);
-    *bytes = total;
-    return base;
+    char *base = (char *)ark__round_up((uintptr_t)raw, align);
+    layout_columns(t, base, rows, align, cols);
+    if (extra != 0) {
+        ark__vmem_hint_huge(base, total);
+    }
+    *bytes = total + extra;
+    return raw;
 }
 
 /* Commit the first rows rows of every column of cols. */
 static int vm_commit(const ark_table *t, char **cols, size_t rows) {
     for (size_t k = 0; k < t->view.ncolumns; k++) {
-        size_t bytes = round_up(skew(k) + rows * t->sizes[k], t->page);
+        size_t bytes = ark__round_up(skew(k) + rows * t->sizes[k], t->page);
         if (ark__vmem_commit(cols[k] - skew(k), bytes) != 0) {
             return -1;
         }
@@ -191,7 +207,7 @@ static ark__table_slot *slot_array(const ark_table *t) {
 
 /* Double the handle slots until want fit (at most the index space); new
  * entries are zero. */
-static ark_status grow_slots(void *c, uint64_t want) {
+static ark_status table_grow_slots(void *c, uint64_t want) {
     ark_table *t = c;
     ark__slot_view *v = &t->view.slots;
     uint64_t ncap = v->cap == 0 ? 64 : v->cap;
@@ -220,12 +236,12 @@ static ark_status grow_slots(void *c, uint64_t want) {
     return ARK_OK;
 }
 
-static void unlink_slot(void *c, uint64_t i) {
+static void table_unlink_slot(void *c, uint64_t i) {
     (void)c;
     (void)i;
 }
 
-static void run_hook(void *c, char *slot, ark_handle h) {
+static void table_run_hook(void *c, char *slot, ark_handle h) {
     ark_table *t = c;
     (void)slot;
     t->on_remove(NULL, h, t->user);
@@ -256,12 +272,12 @@ static void pop_row(ark_table *t, size_t r) {
     t->view.rows = last;
 }
 
-static void drop_row(void *c, char *slot) {
+static void table_drop_row(void *c, char *slot) {
     ark_table *t = c;
     pop_row(t, ((ark__table_slot *)(void *)slot)->row);
 }
 
-static uint64_t next_live(const void *c, uint64_t from) {
+static uint64_t table_next_live(const void *c, uint64_t from) {
     const ark_table *t = c;
     const ark__table_slot *slots = slot_array(t);
     for (uint64_t i = from; i < t->s.issued; i++) {
@@ -272,8 +288,9 @@ static uint64_t next_live(const void *c, uint64_t from) {
     return 0;
 }
 
-static const ark__slot_ops table_ops = {grow_slots, unlink_slot, run_hook,
-                                        drop_row, next_live};
+static const ark__slot_ops table_ops = {table_grow_slots, table_unlink_slot,
+                                        table_run_hook, table_drop_row,
+                                        table_next_live};
 
 /* ---- create and destroy ------------------------------------------------ */
 
@@ -312,7 +329,7 @@ static void reserve_columns(ark_table *t, const ark_table_config *cfg,
         }
     }
     rows = rows > t->max_cap ? t->max_cap : rows;
-    rows = round_up(rows < 8 ? 8 : rows, 8);
+    rows = ark__round_up(rows < 8 ? 8 : rows, 8);
     t->vm_base = vm_reserve(t, rows, t->columns, &t->vm_bytes);
     if (t->vm_base != NULL) {
         t->vm_rows = rows;
@@ -361,11 +378,11 @@ ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
     /* Slot 0 is never used, so at most limit - 1 rows. */
     uint64_t max_rows = t->s.limit - 1;
     max_rows = max_rows > SIZE_MAX / 2 ? SIZE_MAX / 2 : max_rows;
-    t->max_cap = round_up((size_t)max_rows, 8);
+    t->max_cap = ark__round_up((size_t)max_rows, 8);
     reserve_columns(t, cfg, row_bytes);
     /* Slot 0 exists from the start: ark_table_row reads it for every
      * index out of range. */
-    if (grow_slots(t, 1) != ARK_OK) {
+    if (table_grow_slots(t, 1) != ARK_OK) {
         ark_table_destroy(t);
         return ARK_ENOMEM;
     }
@@ -520,7 +537,7 @@ size_t ark_table_count(const ark_table *t) {
 
 ark_status ark_table_remove(ark_table *t, ark_handle h) {
     assert(t != NULL);
-    return ark__slots_remove(&t->s, &table_ops, h);
+    return ark__slots_remove(&t->s, &t->view.slots, &table_ops, t, h);
 }
 
 ark_status ark_table_remove_later(ark_table *t, ark_handle h) {
@@ -533,9 +550,9 @@ size_t ark_table_flush(ark_table *t) {
     return ark__slots_flush(&t->s);
 }
 
-void ark_table_clear(ark_table *t, bool run_hook) {
+void ark_table_clear(ark_table *t, bool table_run_hook) {
     assert(t != NULL);
-    ark__slots_clear(&t->s, run_hook);
+    ark__slots_clear(&t->s, table_run_hook);
 }
 
 ark_status ark_table_reserve(ark_table *t, size_t n) {
@@ -603,7 +620,7 @@ ark_status ark__table_validate(const ark_table *t, bool all_padding) {
         return st;
     }
     size_t rows = t->view.rows;
-    size_t end = all_padding ? t->cap : round_up(rows, 8);
+    size_t end = all_padding ? t->cap : ark__round_up(rows, 8);
     for (size_t k = 0; k < t->view.ncolumns; k++) {
         if ((uintptr_t)t->columns[k] % 64 != 0) {
             return ARK_ECORRUPT;

@@ -51,6 +51,17 @@ extern "C" {
 #define ARK_INLINE_API
 #endif
 
+/* Private: how the public headers define their inline functions. In C:
+ * C11 inline, with the one external definition in the library. In C++ an
+ * inline function is emitted as a COMDAT copy wherever it is not inlined,
+ * and some linkers (MinGW's) reject such a copy next to the library's
+ * strong definition: C++ sees them as static inline instead. */
+#ifdef __cplusplus
+#define ARK_INLINE static inline
+#else
+#define ARK_INLINE inline
+#endif
+
 /* Private: branch hints for hot loops. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -136,8 +147,10 @@ typedef struct ark_handle_layout {
  *   pages[k] + (j & page_mask) * stride     for nflat <= i < cap, where
  *                                           j = i - nflat, k = j >> page_shift.
  * Every slot below cap starts with a uint32 stamp: generation + 1 while the
- * slot is live, 0 otherwise. Slot 0 is never live. data_off is the offset
- * of what the slot carries (a pool's element, a table's row number).
+ * slot is live, 0 otherwise. Slot 0 is never live and always readable,
+ * even while cap is 0 (then flat points at a static zero slot and nflat is
+ * 1). data_off is the offset of what the slot carries (a pool's element, a
+ * table's row number).
  */
 typedef struct ark__slot_view {
     ark_handle_layout layout;
@@ -158,62 +171,66 @@ typedef struct ark__slot_view {
  * stored uint32 stamp only if the tag is exact, no stray bit is set and the
  * generation is in range; it is never 0, so a free slot never matches.
  */
-ARK_ALWAYS_INLINE inline uint64_t ark__handle_stamp(const ark_handle_layout *l,
-                                                    ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
     return ((h >> l->index_bits) ^ l->tag_high) + 1;
 }
 
 /* Private: count trailing zeros of a non-zero 64-bit word. */
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
-ARK_ALWAYS_INLINE inline unsigned ark__ctz64(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
     unsigned long i;
     _BitScanForward64(&i, x);
     return (unsigned)i;
 }
 #else
-ARK_ALWAYS_INLINE inline unsigned ark__ctz64(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
     return (unsigned)__builtin_ctzll(x);
 }
 #endif
 
 /* Private: the slot index of a handle. */
-ARK_ALWAYS_INLINE inline uint64_t ark__handle_index(const ark_handle_layout *l,
-                                                    ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_index(const ark_handle_layout *l, ark_handle h) {
     return h & l->index_mask;
 }
 
 /* Private: compose a handle from an index and a generation. */
-ARK_ALWAYS_INLINE inline ark_handle
+ARK_ALWAYS_INLINE ARK_INLINE ark_handle
 ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen) {
     return index | ((uint64_t)gen << l->index_bits) | l->tag_value;
 }
 
-/* Private: the address of slot i of v (i < cap). */
-ARK_ALWAYS_INLINE inline char *ark__slot_at(const ark__slot_view *v,
-                                            uint64_t i) {
-    if (ARK_LIKELY(i < v->nflat)) {
-        return v->flat + (size_t)i * v->stride;
-    }
+/* Private: the address of slot i of v past the flat range (rare). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_paged(const ark__slot_view *v,
+                                                   uint64_t i) {
     uint64_t j = i - v->nflat;
     return v->pages[j >> v->page_shift] +
            (size_t)(j & v->page_mask) * v->stride;
 }
 
+/* Private: the address of slot i of v (i < cap, or i == 0). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
+                                                uint64_t i) {
+    if (ARK_LIKELY(i < v->nflat)) {
+        return v->flat + (size_t)i * v->stride;
+    }
+    return ark__slot_paged(v, i);
+}
+
 /* Private: the slot handle h names if it is live, else NULL. Reads nothing
- * outside the container whatever h is. */
-ARK_ALWAYS_INLINE inline char *ark__slot_live(const ark__slot_view *v,
-                                              ark_handle h) {
+ * outside the container whatever h is. Every field is read before any
+ * branch and an index out of range reads slot 0 (stamp 0 forever, so it
+ * never matches): in a loop of lookups the compiler keeps the fields in
+ * registers and each lookup is a few instructions and one slot load. */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
+                                                  ark_handle h) {
+    uint64_t expect = ark__handle_stamp(&v->layout, h);
     uint64_t i = h & v->layout.index_mask;
-    if (i >= v->cap) {
-        return NULL;
-    }
+    i = i < v->cap ? i : 0;
     char *slot = ark__slot_at(v, i);
-    if (*(const uint32_t *)(const void *)slot !=
-        ark__handle_stamp(&v->layout, h)) {
-        return NULL;
-    }
-    return slot;
+    return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
 }
 
 #ifdef __cplusplus

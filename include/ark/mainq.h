@@ -1,12 +1,12 @@
 /*
- * ark/mainq.h - a main-thread task queue (seed 003, Cocos2d-x's
+ * ark/mainq.h - a main-thread task queue (after Cocos2d-x's
  * Scheduler::performFunctionInCocosThread).
  *
  * Any thread posts a function and its argument; the main loop calls
  * ark_mainq_run once per frame, which takes the queued tasks out under the
  * lock and runs them after unlocking. So a task may post new tasks without
  * deadlock (they wait for the next run, never the current one), and no
- * task ever runs while the lock is held. ark_mainq_run(q, 1) is the seed's
+ * task ever runs while the lock is held. ark_mainq_run(q, 1) is Cocos2d-x's
  * "one texture upload per frame".
  *
  * Invariants:

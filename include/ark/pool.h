@@ -67,8 +67,13 @@ extern "C" {
  * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
  */
 typedef struct ark_pool_config {
-    size_t elem_size;    /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
-    size_t elem_align;   /* power of two; 0 = alignof(max_align_t) */
+    size_t elem_size; /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
+    /* Power of two, at most ARK_POOL_MAX_ELEM_ALIGN. 0 = the largest
+     * power of two dividing elem_size, at most alignof(max_align_t): right
+     * for any type of that size. Pass _Alignof(T) (C11) or alignof(T)
+     * (C++) when T needs less, e.g. 4 for a struct of four floats: its
+     * slot is then 20 bytes instead of 32. */
+    size_t elem_align;
     unsigned index_bits; /* 1..32, 0 = 32: slot index bits of a handle */
     unsigned gen_bits;   /* 1..32, 0 = 32: generation bits of a handle */
     unsigned tag_bits;   /* tag bits above index and generation; 0 = none */
@@ -97,7 +102,7 @@ typedef struct ark__pool_view {
     uint64_t *live;
 } ark__pool_view;
 
-ARK_ALWAYS_INLINE inline const ark__pool_view *
+ARK_ALWAYS_INLINE ARK_INLINE const ark__pool_view *
 ark__pool_view_of(const ark_pool *p) {
     return (const ark__pool_view *)(const void *)p;
 }
@@ -138,7 +143,7 @@ ARK_API ark_status ark_pool_insert(ark_pool *p, const void *elem,
  * Complexity: O(1); one slot is read (plus the page table past the
  * reserved range).
  */
-inline void *ark_pool_get(const ark_pool *p, ark_handle h) {
+ARK_INLINE void *ark_pool_get(const ark_pool *p, ark_handle h) {
     const ark__slot_view *v = &ark__pool_view_of(p)->slots;
     char *slot = ark__slot_live(v, h);
     return slot != NULL ? slot + v->data_off : NULL;
@@ -175,7 +180,9 @@ ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
 
 /* Run on_remove on and free every element marked by remove_later, in the
  * order they were marked, including those hooks mark during the flush.
- * Returns how many were freed. Does nothing (returns 0) from a hook. */
+ * Returns how many marked elements were freed (elements that hooks remove
+ * with ark_pool_remove during the flush are freed too, but not counted).
+ * Does nothing (returns 0) from a hook. */
 ARK_API size_t ark_pool_flush(ark_pool *p);
 
 /* Return the number of live elements (marked ones excluded). */
@@ -259,7 +266,7 @@ typedef struct ark_pool_iter {
  * the word); a slot removed since then is skipped because its stamp is 0.
  * The bitmap is read through the pool because inserts may reallocate it;
  * slots never move, and the 64 slots of a word are always contiguous. */
-ARK_ALWAYS_INLINE inline void ark__pool_iter_advance(ark_pool_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
     const ark__pool_view *p = it->pool;
     const ark__slot_view *v = &p->slots;
     for (;;) {
@@ -291,7 +298,8 @@ ARK_ALWAYS_INLINE inline void ark__pool_iter_advance(ark_pool_iter *it) {
 }
 
 /* Return an iterator at the first live element (or at the end). */
-ARK_ALWAYS_INLINE inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_pool_iter
+ark_pool_iter_begin(const ark_pool *p) {
     ark_pool_iter it;
     it.elem = NULL;
     it.handle = ARK_NULL_HANDLE;
@@ -304,14 +312,14 @@ ARK_ALWAYS_INLINE inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
 }
 
 /* Return true while the iterator is at an element. */
-ARK_ALWAYS_INLINE inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
 }
 
 /* Advance to the next live element. The common step (the next live bit
  * of the current word, slot not removed since) is straight-line code; the
  * general walk handles the rest. */
-ARK_ALWAYS_INLINE inline void ark_pool_iter_next(ark_pool_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
     if (ARK_LIKELY(it->bits != 0)) {
         const ark__slot_view *v = &it->pool->slots;
         unsigned b = ark__ctz64(it->bits);

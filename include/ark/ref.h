@@ -1,6 +1,6 @@
 /*
  * ark/ref.h - reference counting, an autorelease pool, and a vector of
- * counted references (seed 003, Cocos2d-x's Ref/autorelease/Vector).
+ * counted references (after Cocos2d-x's Ref, autorelease and Vector).
  *
  * An object that wants to be shared embeds an ark_ref as its FIRST member
  * and gives ark_ref_init the function that frees it. ark_ref_retain adds a
@@ -35,7 +35,7 @@
  * object may be changed from any thread; see ark_ref_release_atomic for the
  * memory orderings.
  *
- * ark_refmap (uint64 key -> ark_ref *, seed 003's integer-keyed Map) is
+ * ark_refmap (uint64 key -> ark_ref *, Cocos2d-x's integer-keyed Map) is
  * built on ark_idmap and follows the same rules.
  */
 #ifndef ARK_REF_H

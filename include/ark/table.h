@@ -117,7 +117,7 @@ typedef struct ark__table_view {
     size_t ncolumns;
 } ark__table_view;
 
-ARK_ALWAYS_INLINE inline const ark__table_view *
+ARK_ALWAYS_INLINE ARK_INLINE const ark__table_view *
 ark__table_view_of(const ark_table *t) {
     return (const ark__table_view *)(const void *)t;
 }
@@ -153,7 +153,7 @@ ARK_API ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row);
  * Lifetime: the row changes when a remove or flush moves the last row.
  * Complexity: O(1), one load of the index table.
  */
-inline size_t ark_table_row(const ark_table *t, ark_handle h) {
+ARK_INLINE size_t ark_table_row(const ark_table *t, ark_handle h) {
     const ark__slot_view *v = &ark__table_view_of(t)->slots;
     uint64_t i = ark__handle_index(&v->layout, h);
     /* An index out of range reads slot 0, whose stamp is 0 forever. A
@@ -176,7 +176,7 @@ ARK_API ark_status ark_table_check(const ark_table *t, ark_handle h);
  * Return the handle of the row at position row, or ARK_NULL_HANDLE when
  * row >= ark_table_rows(t) or the row is marked by remove_later.
  */
-inline ark_handle ark_table_handle_at(const ark_table *t, size_t row) {
+ARK_INLINE ark_handle ark_table_handle_at(const ark_table *t, size_t row) {
     const ark__table_view *tv = ark__table_view_of(t);
     if (row >= tv->rows) {
         return ARK_NULL_HANDLE;
@@ -199,7 +199,7 @@ ARK_API size_t ark_table_count(const ark_table *t);
  * remove_later, which keep their place until ark_table_flush. Loops over
  * the columns run over [0, ark_table_rows(t)).
  */
-inline size_t ark_table_rows(const ark_table *t) {
+ARK_INLINE size_t ark_table_rows(const ark_table *t) {
     return ark__table_view_of(t)->rows;
 }
 
@@ -210,7 +210,7 @@ inline size_t ark_table_rows(const ark_table *t) {
  * Lifetime: on the virtual-memory path the base never changes while the
  * table holds at most max_rows rows; otherwise it may change on insert.
  */
-inline void *ark_table_column(const ark_table *t, size_t col) {
+ARK_INLINE void *ark_table_column(const ark_table *t, size_t col) {
     const ark__table_view *tv = ark__table_view_of(t);
     if (col >= tv->ncolumns) {
         return NULL;
@@ -241,8 +241,9 @@ ARK_API ark_status ark_table_remove_later(ark_table *t, ark_handle h);
 
 /* Remove every row marked by remove_later, in marking order (each one a
  * swap-and-pop, after its on_remove), including rows hooks mark during the
- * flush. Returns how many rows were removed. Does nothing (returns 0) from
- * a hook. */
+ * flush. Returns how many marked rows were removed (rows that hooks remove
+ * with ark_table_remove during the flush go too, uncounted). Does nothing
+ * (returns 0) from a hook. */
 ARK_API size_t ark_table_flush(ark_table *t);
 
 /*
