@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_handles.c - the handle engine under ark_pool and ark_table against
  * one model, driven by fuzz input; the first byte picks the container.

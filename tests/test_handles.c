@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_handles.c - the handle rules both containers share (one engine,
  * src/slots.c), run on ark_pool and on ark_table through one adapter:
