@@ -7,18 +7,18 @@
 
 ARK_API extern inline uint32_t ark_idset_at(const ark_idset *s, size_t pos);
 ARK_API extern inline ark_status ark_idset_insert(ark_idset *s, uint32_t id);
-ARK_API extern inline const ark__idset_view *
+ARK_INLINE_API extern inline const ark__idset_view *
 ark__idset_view_of(const ark_idset *s);
-ARK_API extern inline size_t ark__idset_group_of(const ark__idset_view *v,
-                                                 uint32_t id);
-ARK_API extern inline size_t ark__idset_group_lower(const ark__idset_group *g,
-                                                    size_t len, uint32_t id);
+ARK_INLINE_API extern inline size_t
+ark__idset_group_of(const ark__idset_view *v, uint32_t id);
+ARK_INLINE_API extern inline size_t
+ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id);
 ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,
                                                    uint32_t id);
 ARK_API extern inline size_t ark_idset_find(const ark_idset *s, uint32_t id);
 ARK_API extern inline bool ark_idset_contains(const ark_idset *s, uint32_t id);
 ARK_API extern inline size_t ark_idset_count(const ark_idset *s);
-ARK_API extern inline void ark__idset_iter_load(ark_idset_iter *it);
+ARK_INLINE_API extern inline void ark__idset_iter_load(ark_idset_iter *it);
 ARK_API extern inline ark_idset_iter ark_idset_iter_begin(const ark_idset *s,
                                                           size_t pos);
 ARK_API extern inline bool ark_idset_iter_valid(const ark_idset_iter *it);

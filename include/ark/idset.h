@@ -99,7 +99,8 @@ typedef struct ark_idset ark_idset;
 #define ARK__IDSET_DEMOTE_SPAN 49151u
 
 /* Private: the view of a set. */
-inline const ark__idset_view *ark__idset_view_of(const ark_idset *s) {
+ARK_ALWAYS_INLINE ARK_INLINE const ark__idset_view *
+ark__idset_view_of(const ark_idset *s) {
     return (const ark__idset_view *)(const void *)s;
 }
 
@@ -123,7 +124,7 @@ ARK_API void ark_idset_destroy(ark_idset *s);
  * every id held (entities created in increasing order: the inline path
  * below writes the next free slot of the last group).
  */
-inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     ark__idset_view *v = (ark__idset_view *)(void *)s;
     size_t n = v->count + v->front; /* the end, in group-aligned terms */
     if ((n & ARK__IDSET_MASK) != 0) {
@@ -186,7 +187,7 @@ ARK_API ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
  * (check the count first: 0 is also a valid id).
  * Complexity: O(1): the group header, then one slot.
  */
-inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
+ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     const ark__idset_view *v = ark__idset_view_of(s);
     if (pos >= v->count) {
         return 0;
@@ -204,7 +205,8 @@ inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
 }
 
 /* Private: the last group whose first id is <= id, or 0. */
-inline size_t ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
+ARK_ALWAYS_INLINE ARK_INLINE size_t
+ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
     const uint32_t *b = v->keys;
     size_t n = v->ngroups;
     while (n > 1) {
@@ -220,8 +222,8 @@ inline size_t ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
  * first positions, slots [0, head) the rest. One comparison picks the run,
  * then a branchless search (conditional moves, no jumps) runs over plain
  * contiguous memory like a flat array's. */
-inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
-                                     uint32_t id) {
+ARK_ALWAYS_INLINE ARK_INLINE size_t
+ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
     unsigned head = g->head;
     size_t na = ARK__IDSET_GROUP - head < len ? ARK__IDSET_GROUP - head : len;
     size_t nb = len - na;
@@ -262,7 +264,7 @@ inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
  * Complexity: O(log groups + 8): a search of the contiguous key array, then
  * inside one group.
  */
-inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
+ARK_INLINE size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
     const ark__idset_view *v = ark__idset_view_of(s);
     if (v->count == 0 || id < v->keys[0]) {
         return 0;
@@ -278,7 +280,7 @@ inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
  * Return the position of id, or ARK_NOT_FOUND when it is absent.
  * Complexity: as ark_idset_lower_bound.
  */
-inline size_t ark_idset_find(const ark_idset *s, uint32_t id) {
+ARK_INLINE size_t ark_idset_find(const ark_idset *s, uint32_t id) {
     size_t p = ark_idset_lower_bound(s, id);
     return p < ark__idset_view_of(s)->count && ark_idset_at(s, p) == id
                ? p
@@ -286,12 +288,12 @@ inline size_t ark_idset_find(const ark_idset *s, uint32_t id) {
 }
 
 /* Return whether id is in the set. Complexity: as ark_idset_find. */
-inline bool ark_idset_contains(const ark_idset *s, uint32_t id) {
+ARK_INLINE bool ark_idset_contains(const ark_idset *s, uint32_t id) {
     return ark_idset_find(s, id) != ARK_NOT_FOUND;
 }
 
 /* Return the number of ids held. */
-inline size_t ark_idset_count(const ark_idset *s) {
+ARK_INLINE size_t ark_idset_count(const ark_idset *s) {
     return ark__idset_view_of(s)->count;
 }
 
@@ -373,7 +375,7 @@ typedef struct ark_idset_iter {
 } ark_idset_iter;
 
 /* Private: enter the group holding it->pos (or end the walk). */
-inline void ark__idset_iter_load(ark_idset_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark__idset_iter_load(ark_idset_iter *it) {
     const ark__idset_view *v = it->set;
     size_t pos = it->pos;
     if (pos >= v->count) {
@@ -399,8 +401,8 @@ inline void ark__idset_iter_load(ark_idset_iter *it) {
  * Return an iterator at position pos (past the end when pos >= count).
  * Complexity: O(1).
  */
-ARK_ALWAYS_INLINE inline ark_idset_iter ark_idset_iter_begin(const ark_idset *s,
-                                                             size_t pos) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_idset_iter
+ark_idset_iter_begin(const ark_idset *s, size_t pos) {
     ark_idset_iter it;
     it.id = 0;
     it.pos = pos;
@@ -415,12 +417,13 @@ ARK_ALWAYS_INLINE inline ark_idset_iter ark_idset_iter_begin(const ark_idset *s,
 }
 
 /* Return true while the iterator is at an id. Complexity: O(1). */
-ARK_ALWAYS_INLINE inline bool ark_idset_iter_valid(const ark_idset_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE bool
+ark_idset_iter_valid(const ark_idset_iter *it) {
     return it->pos < it->group_end;
 }
 
 /* Advance to the next id (in increasing order). Complexity: O(1). */
-ARK_ALWAYS_INLINE inline void ark_idset_iter_next(ark_idset_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark_idset_iter_next(ark_idset_iter *it) {
     size_t pos = ++it->pos;
     if (ARK_LIKELY(pos < it->group_end)) {
         unsigned slot = (it->slot + 1u) & ARK__IDSET_MASK;
