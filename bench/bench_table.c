@@ -470,7 +470,7 @@ int main(int argc, char **argv) {
     } else if (a.mode == BENCH_QUICK) {
         nsizes = 1;
     }
-    /* update at 1M, 4M and 10M rows in full mode (issue 12). */
+    /* update at 1M, 4M and 10M rows in full mode. */
     size_t usizes[3] = {sizes[0], 4000000, 10000000};
     int nusizes = a.mode == BENCH_FULL ? 3 : 1;
     for (int s = 0; s < nusizes; s++) {

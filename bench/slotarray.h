@@ -1,6 +1,6 @@
 /*
  * slotarray.h - the generational slot array a C programmer writes by hand
- * in an afternoon: the baseline ark_pool has to beat (issue 12).
+ * in an afternoon: the baseline ark_pool has to beat.
  *
  * One growable array of slots, slot = {element, uint32 generation}. The
  * generation is odd while the slot is live and even while it is free; a

@@ -615,7 +615,7 @@ static void accepted_layout_works(cont *c, unsigned ib, unsigned gb,
         CHECK_OK(st);
         h[n++] = x;
     }
-    /* The forged values of issue 12 (2 and 3), and others. */
+    /* Values a wrapped layout once accepted (2 and 3), and others. */
     static const ark_handle forged[] = {1,
                                         2,
                                         3,
@@ -1203,7 +1203,7 @@ TEST(hooks_call_back_model_small_layout_table) {
     RUN_ON(hooks_model_fills, &TABLE);
 }
 
-/* ---- removal hooks: the cases of issue 12, one by one ----------------- */
+/* ---- removal hooks that call back, case by case ----------------------- */
 
 static mdl *scripted(const kind *k, int kids) {
     mdl *m = malloc(sizeof *m);
