@@ -1,31 +1,41 @@
 #!/usr/bin/env python3
-"""Turn the benchmark CSV into markdown tables, PNG charts and README's block.
+"""Turn the benchmark CSV into markdown tables, PNG charts and the dated
+docs/benchmarks.md.
 
-usage: report.py CSV [--md OUT.md] [--charts DIR] [--readme README.md]
-                 [--targets TARGETS.csv]
+usage: report.py CSV [--md OUT.md] [--charts DIR] [--targets TARGETS.csv]
+                 [--doc docs/benchmarks.md --doc-charts docs/img]
+                 [--headlines]
 
 CSV columns (bench/bench_common.h, plus a header line):
   section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum
 
-Rows repeated by several rounds (bench/run.sh with ROUNDS=k) are merged:
-median of the medians, overall min and max. For every section / workload
-/ n the table lists each implementation's
-median with min-max, the ratio to ark (value / ark's value for the same
-section, workload, n and unit), peak RSS, and whether its checksum agrees
-with ark's (MISMATCH if not). The machine and toolchain lines come from
-the .env file run.sh writes beside the CSV. Charts need gnuplot; without it
-they are skipped with a message. README.md's text between the lines
-<!-- bench:begin --> and <!-- bench:end --> is replaced; without those
-markers README is left alone. Exits 3 when a checksum disagrees with ark's
-for a reason other than accepted stale handles. Standard library only.
+Every value is a cost (time, bytes), and every ratio this script prints
+is in one direction: ark's value / the other implementation's value, so
+below 1 means ark is faster (or smaller).
 
-The "Targets" table (top of the markdown, and in README's block) checks
-each row of bench/targets.csv (or --targets; its header comment describes
-the columns) against the CSV: for every section / workload / n the row
-matches, ratio = value(num_impl) / value(den_impl) (or num_impl's value
-alone when den_impl is empty) compared with the threshold: met or MISSED;
-"not measured" when the CSV lacks the workload, the n or an
-implementation.
+Rows repeated by several rounds (bench/run.sh with ROUNDS=k) are merged:
+median of the medians, overall min and max. --md writes every table: for
+each section / workload / n, each implementation's median with min-max,
+ark / it, peak RSS, and whether its checksum agrees with ark's (MISMATCH
+if not). --charts writes one PNG per workload (gnuplot; skipped with a
+message without it). The machine and toolchain lines come from the .env
+file run.sh writes beside the CSV.
+
+--doc writes the file the repository keeps (make bench-doc): the run's
+date, machine, compilers and flags, the headline tables "ark vs the best
+peer", the targets, one summary table per section and a few charts
+(--doc-charts, the handful named in DOC_CHARTS). --headlines prints the
+headline tables alone (README copies them). Nothing else is written: the
+script never edits README.
+
+The "Targets" table checks each row of bench/targets.csv (or --targets;
+its header comment describes the columns) against the CSV: ratio =
+value(num_impl) / value(den_impl) (or num_impl's value alone when
+den_impl is empty) compared with the threshold: met or MISSED; "not
+measured" when the CSV lacks the workload, the n or an implementation.
+
+Exits 3 when a checksum disagrees with ark's for a reason other than
+accepted stale handles. Standard library only.
 """
 import argparse
 import collections
@@ -33,13 +43,164 @@ import csv
 import fnmatch
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
 
-BEGIN = "<!-- bench:begin -->"
-END = "<!-- bench:end -->"
 REFERENCE = "ark"
+
+# What each workload measures, in words, for the tables people read (the
+# CSV keeps the programs' short names). A workload missing here is shown
+# by its CSV name.
+LABELS = {
+    ("pool", "s000_insert"): "insert, no reserve",
+    ("pool", "s000_iterate"): "iterate every element",
+    ("pool", "s000_get_seq"): "get, insertion order",
+    ("pool", "s000_get_random"): "get, random order",
+    ("pool", "s000_remove_random"): "remove, random order",
+    ("pool", "s000_memory"): "peak memory while inserting",
+    ("pool", "s001_insert"): "insert (handle-map test)",
+    ("pool", "s001_get_random"): "get, random order (handle-map test)",
+    ("pool", "churn_frame"): "game frame: remove 10%, insert 10%, iterate",
+    ("pool", "churn_iterate"): "iterate with 10% holes",
+    ("pool", "stale_get"): "get, every other handle stale",
+    ("pool", "stale_accepted"): "stale handles accepted (must be 0)",
+    ("table", "update"): "update loop over columns",
+    ("table", "get_row"): "handle to row, random order",
+    ("table", "insert"): "insert a row",
+    ("table", "remove10"): "remove 10% of rows (swap and pop)",
+    ("idmap", "insert_seq"): "insert, keys 0..n-1",
+    ("idmap", "insert_rand"): "insert, random keys",
+    ("idmap", "insert_reserve_seq"): "insert after reserve, keys 0..n-1",
+    ("idmap", "insert_reserve_rand"): "insert after reserve, random keys",
+    ("idmap", "lookup_hit_seq"): "lookup hit, keys 0..n-1",
+    ("idmap", "lookup_hit_rand"): "lookup hit, random keys",
+    ("idmap", "lookup_miss_seq"): "lookup miss, keys 0..n-1",
+    ("idmap", "lookup_miss_rand"): "lookup miss, random keys",
+    ("idmap", "iterate_seq"): "iterate, keys 0..n-1",
+    ("idmap", "iterate_rand"): "iterate, random keys",
+    ("idmap", "remove_seq"): "remove, keys 0..n-1",
+    ("idmap", "remove_rand"): "remove, random keys",
+}
+# The idset workloads are named B<k>_<what>_<distribution>.
+IDSET_WHAT = {
+    "B1_at_tput": "id at a position (throughput)",
+    "B2_at_lat": "id at a position (latency)",
+    "B3_at_seq": "id at each position in order",
+    "B4_lb_tput": "lower_bound (throughput)",
+    "B4_lb_lat": "lower_bound (latency)",
+    "B4h_find_tput": "find (throughput)",
+    "B5_insert": "insert one id",
+    "B5_insert_p99": "insert one id, 99th percentile",
+    "B5_insert_max": "insert one id, worst",
+    "B5_allocs": "allocations per insert",
+    "B5a_append": "append ids in order",
+    "B6_remove": "remove one id",
+    "B6_remove_p99": "remove one id, 99th percentile",
+    "B6_remove_max": "remove one id, worst",
+    "B6p_remove_at": "remove at a position",
+    "B7_batch_01pct": "remove 0.1% per frame in one batch",
+    "B7_batch_1pct": "remove 1% per frame in one batch",
+    "B7_batch_10pct": "remove 10% per frame in one batch",
+    "B8_iter": "iterate, per id",
+    "B9_mem_fresh": "memory after inserting",
+    "B9_mem_churn": "memory after churn",
+    "B9_mem_frames": "memory after frames of churn",
+    "B10_front": "remove the front id",
+    "B10_front_max": "remove the front id, worst",
+}
+IDSET_DIST = {"D1": "dense ids", "D3": "random 32-bit ids",
+              "D5": "ids 256 apart"}
+
+
+def label(sec, wl):
+    """The workload in words, or its CSV name."""
+    if (sec, wl) in LABELS:
+        return LABELS[(sec, wl)]
+    if sec == "idset" and "_" in wl:
+        what, dist = wl.rsplit("_", 1)
+        if what in IDSET_WHAT and dist in IDSET_DIST:
+            return "%s, %s" % (IDSET_WHAT[what], IDSET_DIST[dist])
+    return wl
+
+
+# Peers by the name a reader knows them by, in the headline tables.
+PEER_NAMES = {
+    "absl_flat_hash_map": "absl::flat_hash_map",
+    "absl_flat": "absl::flat_hash_map",
+    "unordered_map": "std::unordered_map",
+    "unordered_map_reserve": "std::unordered_map + reserve",
+    "std_unordered": "std::unordered_map",
+    "go_map": "Go map",
+    "go_slicemap": "Go SliceMap",
+    "plf_colony": "plf::colony",
+    "SlotMap": "Rust SlotMap",
+    "HopSlotMap": "Rust HopSlotMap",
+    "DenseSlotMap": "Rust DenseSlotMap",
+    "plain_arrays": "SoA arrays + index",
+    "aos": "array of structs + index",
+    "flat": "sorted array",
+    "croaring": "CRoaring",
+    "judy": "Judy1",
+}
+
+
+def peer_name(impl):
+    return PEER_NAMES.get(impl, impl)
+
+
+# Implementations that are a floor, not a peer: they keep no handles at
+# all (an index into a plain array). The headline tables leave them out
+# of "best peer"; every other table shows them.
+FLOORS = {("pool", "array"), ("pool", "go_slice")}
+
+# The headline tables: per section, the workloads a newcomer asks about,
+# each at the largest n the run measured.
+HEADLINES = [
+    ("pool", "the pool against slot maps, hash maps and colonies", [
+        "s000_insert", "s000_get_random", "s000_iterate",
+        "s000_remove_random", "churn_frame", "stale_get", "s000_memory"]),
+    ("table", "the table against hand-written arrays with an index table", [
+        "update", "get_row", "insert", "remove10"]),
+    ("idmap", "the id map against absl::flat_hash_map and std::unordered_map", [
+        "insert_rand", "lookup_hit_rand", "lookup_miss_rand", "remove_rand",
+        "insert_seq", "lookup_hit_seq", "iterate_rand"]),
+    ("idset", "the id set against a sorted array, CRoaring and Judy (dense ids)", [
+        "B1_at_tput_D1", "B4_lb_tput_D1", "B8_iter_D1", "B7_batch_1pct_D1",
+        "B5_insert_D1", "B6_remove_D1", "B9_mem_fresh_D1"]),
+]
+
+# README's one compact table (report.py --compact prints it): section,
+# workload, the peers to pick the best from (None = every peer but the
+# floors) and the row's label.
+HASH_MAPS = ("unordered_map", "unordered_map_reserve", "absl_flat_hash_map",
+             "go_map")
+COMPACT = [
+    ("pool", "s000_get_random", HASH_MAPS, "pool: get, random order, vs hash maps"),
+    ("pool", "s000_get_random", None, "pool: get, random order"),
+    ("pool", "s000_insert", None, "pool: insert"),
+    ("pool", "s000_iterate", None, "pool: iterate"),
+    ("pool", "s000_remove_random", None, "pool: remove, random order"),
+    ("pool", "churn_frame", None, "pool: game frame (remove 10%, insert 10%, iterate)"),
+    ("table", "update", None, "table: update loop over columns"),
+    ("table", "get_row", None, "table: handle to row, random order"),
+    ("idmap", "insert_rand", None, "idmap: insert, random keys"),
+    ("idmap", "lookup_hit_rand", None, "idmap: lookup hit, random keys"),
+    ("idmap", "insert_seq", None, "idmap: insert, keys 0..n-1"),
+    ("idset", "B1_at_tput_D1", None, "idset: id at a position"),
+    ("idset", "B4_lb_tput_D1", None, "idset: lower_bound"),
+    ("idset", "B8_iter_D1", None, "idset: iterate"),
+    ("idset", "B5_insert_D1", None, "idset: insert one id"),
+]
+
+# The charts docs/benchmarks.md shows (section, workload); each at the
+# largest n measured.
+DOC_CHARTS = [
+    ("pool", "s000_get_random"), ("pool", "s000_iterate"),
+    ("pool", "churn_frame"), ("table", "update"),
+    ("idmap", "lookup_hit_rand"), ("idset", "B4_lb_tput_D1"),
+]
 
 
 def num(v):
@@ -118,7 +279,8 @@ def group(rows):
 
 
 def annotate(rs):
-    """Add ratio and agreement against the reference row, if any."""
+    """Add ratio (ark's value / this row's value: below 1, ark is faster
+    or smaller) and agreement against the reference row, if any."""
     ref = next((r for r in rs if r["impl"] == REFERENCE), None)
     if ref is None:  # a section may name its ark implementation ark_<x>
         ref = next((r for r in rs if r["impl"].startswith(REFERENCE)), None)
@@ -126,8 +288,8 @@ def annotate(rs):
         r["ratio"] = None
         r["agree"] = None
         if ref is not None:
-            if ref["value"] != 0:
-                r["ratio"] = r["value"] / ref["value"]
+            if r["value"] != 0:
+                r["ratio"] = ref["value"] / r["value"]
             r["agree"] = (r["checksum"] == ref["checksum"]
                           and r["checksum"] != "unstable")
     return ref
@@ -148,8 +310,10 @@ def detail_tables(groups):
         out.append("## Section `%s`\n" % sec)
         for (wl, n, unit), rs in items:
             annotate(rs)
-            out.append("### %s · %s · n = %s (%s)\n" % (sec, wl, "{:,}".format(n), unit))
-            out.append("| implementation | median | min–max | ratio to ark | peak RSS | checksum |")
+            out.append("### %s · %s · n = %s (%s)\n" % (
+                sec, label(sec, wl), "{:,}".format(n), unit))
+            out.append("`%s`; ark / it: below 1, ark is faster\n" % wl)
+            out.append("| implementation | median | min–max | ark / it | peak RSS | checksum |")
             out.append("|---|---:|---:|---:|---:|---|")
             for r in sorted(rs, key=lambda r: (r["value"], r["impl"])):
                 name = "**%s**" % r["impl"] if r["impl"].startswith(REFERENCE) else r["impl"]
@@ -163,15 +327,18 @@ def detail_tables(groups):
     return out
 
 
-def summary_tables(groups):
+def summary_tables(groups, level="**"):
     """One compact table per section: a row per workload, a column per
-    implementation, cells 'median (ratio to ark)'."""
+    implementation, cells 'median (ark / it)'."""
     out = []
     for sec, items in groups.items():
         impls = impl_order([r for _, rs in items for r in rs])
-        out.append("**Section `%s`** (median of the runs: 5, or 1 in smoke mode; in brackets: ratio "
-                   "to ark, lower is faster; `!` = checksum disagrees with "
-                   "ark's)\n" % sec)
+        note = ("medians; in brackets: ark's value / this one, below 1 = ark "
+                "faster or smaller; `!` = checksum disagrees with ark's")
+        if level.startswith("#"):
+            out.append("%sSection `%s`\n\n%s.\n" % (level, sec, note[0].upper() + note[1:]))
+        else:
+            out.append("%sSection `%s`%s (%s)\n" % (level, sec, level, note))
         out.append("| workload | n | unit | " + " | ".join(impls) + " |")
         out.append("|---|---:|---|" + "---:|" * len(impls))
         for (wl, n, unit), rs in items:
@@ -188,7 +355,7 @@ def summary_tables(groups):
                 if r["agree"] is False:
                     c += " !"
                 cells.append(c)
-            out.append("| %s | %s | %s | %s |" % (wl, "{:,}".format(n), unit,
+            out.append("| %s | %s | %s | %s |" % (label(sec, wl), "{:,}".format(n), unit,
                                                   " | ".join(cells)))
         out.append("")
     return out
@@ -305,7 +472,9 @@ def chart_name(sec, wl, n):
     return "%s_%s_%d.png" % (sec, wl, n)
 
 
-def charts(groups, outdir):
+def charts(groups, outdir, only=None):
+    """One PNG per section / workload / n in outdir (only: a set of
+    (section, workload, n) to draw, None = all)."""
     gp = shutil.which("gnuplot")
     if gp is None:
         print("report: gnuplot not found, charts skipped (install gnuplot-nox)",
@@ -316,6 +485,8 @@ def charts(groups, outdir):
     made = []
     for sec, items in groups.items():
         for (wl, n, unit), rs in items:
+            if only is not None and (sec, wl, n) not in only:
+                continue
             rs = sorted(rs, key=lambda r: -r["value"])  # fastest on top
             name = chart_name(sec, wl, n)
             path = os.path.join(outdir, name)
@@ -323,12 +494,12 @@ def charts(groups, outdir):
             vmax = max([r["max"] for r in rs] + [1e-9])
             script.append("$d << EOD")
             for i, r in enumerate(rs):
-                label = r["impl"]
+                name_ = r["impl"]
                 if r.get("agree") is False:
-                    label += " (checksum MISMATCH)"
+                    name_ += " (checksum MISMATCH)"
                 color = "0xd62728" if r["impl"].startswith(REFERENCE) else "0x1f77b4"
                 script.append('%d "%s" %g %g %g %s "%s"' % (
-                    i, label, r["value"], r["min"], r["max"], color,
+                    i, name_, r["value"], r["min"], r["max"], color,
                     num(r["value"])))
             script.append("EOD")
             vmin = min([r["value"] for r in rs if r["value"] > 0] + [vmax])
@@ -338,7 +509,8 @@ def charts(groups, outdir):
             script.append("set terminal pngcairo noenhanced size 720,%d font 'sans,9'" % height)
             script.append("set output '%s'" % path.replace("'", ""))
             script.append("set title '%s: %s, n = %s (%s, median, bars min–max%s)'"
-                          % (sec, wl, "{:,}".format(n), unit,
+                          % (sec, label(sec, wl).replace("'", ""),
+                             "{:,}".format(n), unit,
                              ", log scale" if logx else ""))
             if logx:
                 script.append("set logscale x")
@@ -357,6 +529,8 @@ def charts(groups, outdir):
                 "$d using 5:1:7 with labels left offset 0.8,0")
             script.append("unset output")
             made.append((sec, wl, n, name))
+    if not script:
+        return []
     res = subprocess.run([gp], input="\n".join(script) + "\n", text=True,
                          capture_output=True)
     if res.returncode != 0:
@@ -366,8 +540,8 @@ def charts(groups, outdir):
 
 
 def targets_digest(results):
-    """README's short form of the targets: one row per target label, with
-    how many measured cells meet it and the best and worst ratio."""
+    """The short form of the targets: one row per target, with how many
+    measured cells meet it and the best and worst ratio."""
     if not results:
         return []
     rows = collections.OrderedDict()
@@ -375,17 +549,18 @@ def targets_digest(results):
         rows.setdefault(r["t"]["label"], []).append(r)
     met = sum(1 for r in results if r["met"] is True)
     missed = sum(1 for r in results if r["met"] is False)
-    out = ["**Targets** (from bench/targets.csv; every cell is in "
-           "bench/results/latest.md): %d cells met, %d missed\n" % (met, missed),
+    out = ["**Targets** (bench/targets.csv; a cell is one workload at one "
+           "size; ratios are ark's value / the peer's, below 1 = ark "
+           "faster or smaller): %d cells met, %d missed\n" % (met, missed),
            "| target | cells met | measured (best – worst) | threshold |",
            "|---|---:|---|---|"]
-    for label, rs in rows.items():
+    for lab, rs in rows.items():
         t = rs[0]["t"]
         got = [r for r in rs if r["ratio"] is not None]
         thr = "%s %g%s" % (t["op"].replace("<=", "≤").replace(">=", "≥"),
                            t["threshold"], "×" if t["den"] else "")
         if not got:
-            out.append("| %s | not measured | — | %s |" % (label, thr))
+            out.append("| %s | not measured | — | %s |" % (lab, thr))
             continue
         vals = sorted(r["ratio"] for r in got)
         if t["op"] == ">=":
@@ -394,69 +569,151 @@ def targets_digest(results):
         span = fmt(vals[0]) if len(vals) == 1 else "%s – %s" % (
             fmt(vals[0]), fmt(vals[-1]))
         ok = sum(1 for r in got if r["met"])
-        out.append("| %s | %d / %d | %s | %s |" % (label, ok, len(got), span,
+        out.append("| %s | %d / %d | %s | %s |" % (lab, ok, len(got), span,
                                                     thr))
     out.append("")
     return out
 
 
-# README keeps a section's summary to its largest n when the section has
-# more rows than this (idset has hundreds); latest.md has every row.
-README_MAX_ROWS = 40
+# docs/benchmarks.md keeps a section's summary to its largest n when the
+# section has more rows than this (idset has hundreds); the full report
+# (--md) has every row.
+DOC_MAX_ROWS = 40
 
 
 def largest_n_only(groups):
     out = collections.OrderedDict()
     for sec, items in groups.items():
-        if len(items) > README_MAX_ROWS:
+        if len(items) > DOC_MAX_ROWS:
             top = max(n for (_, n, _), _ in items)
             items = [it for it in items if it[0][1] == top]
         out[sec] = items
     return out
 
 
-def readme_block(env, groups, made, chart_dir, readme, targets=()):
-    rel = os.path.relpath(chart_dir, os.path.dirname(os.path.abspath(readme)))
-    out = [BEGIN,
-           "<!-- generated by bench/report.py from the CSV; do not edit -->",
-           ""]
-    out += ["- " + line for line in env]
-    out.append("")
-    out += targets_digest(targets)
-    short = largest_n_only(groups)
-    out += summary_tables(short)
-    out.append("Every table, row and chart: "
-               "[bench/results/latest.md](bench/results/latest.md). Charts "
-               "at the largest size of each workload:\n")
-    largest = {}
-    for sec, wl, n, _ in made:
-        largest[(sec, wl)] = max(n, largest.get((sec, wl), 0))
-    for sec, wl, n, name in made:
-        if n == largest[(sec, wl)]:
-            out.append("![%s %s n=%d](%s)" % (sec, wl, n,
-                                              os.path.join(rel, name)))
-    out.append(END)
+def stale_acceptors(rows):
+    """{(section, impl)} of the implementations that accepted a stale
+    handle in some *_accepted workload."""
+    return {(r["section"], r["impl"]) for r in rows
+            if r["workload"].endswith("_accepted") and r["value"] > 0}
+
+
+def headline_tables(groups, rows):
+    """One compact table per section: for each headline workload at the
+    largest n measured, ark's median, the best peer (floors without
+    handles left out) and ark / best peer (below 1 = ark faster)."""
+    accepts = stale_acceptors(rows)
+    out = []
+    for sec, title, wls in HEADLINES:
+        items = groups.get(sec)
+        if not items:
+            continue
+        lines = []
+        for wl in wls:
+            cand = [(n, unit, rs) for (w, n, unit), rs in items if w == wl]
+            if not cand:
+                continue
+            n, unit, rs = max(cand, key=lambda c: c[0])
+            ref = annotate(rs)
+            peers = [r for r in rs if not r["impl"].startswith(REFERENCE)
+                     and (sec, r["impl"]) not in FLOORS]
+            if ref is None or not peers:
+                continue
+            best = min(peers, key=lambda r: (r["value"], r["impl"]))
+            name = peer_name(best["impl"])
+            if (sec, best["impl"]) in accepts:
+                name += " †"
+            ratio = ref["value"] / best["value"] if best["value"] else None
+            lines.append("| %s | %s | %s | %s | %s %s | %s |" % (
+                label(sec, wl), "{:,}".format(n), unit, num(ref["value"]),
+                name, num(best["value"]), ratio_text(ratio)))
+        if not lines:
+            continue
+        out.append("**%s%s**\n" % (title[0].upper(), title[1:]))
+        out.append("| workload | n | unit | ark | best peer | ark / best |")
+        out.append("|---|---:|---|---:|---|---:|")
+        out += lines
+        out.append("")
+    if accepts:
+        out.append("† accepts stale handles: a removed element's handle "
+                   "still reaches whatever reused its slot, so it skips the "
+                   "check ark makes.\n")
     return out
 
 
-def update_readme(path, block):
-    try:
-        text = open(path).read()
-    except OSError:
-        return False
-    lines = text.split("\n")
-    try:
-        b = lines.index(BEGIN)
-        e = lines.index(END, b)
-    except ValueError:
-        print("report: %s has no %s / %s markers, left alone" % (path, BEGIN, END),
-              file=sys.stderr)
-        return False
-    new = "\n".join(lines[:b] + block + lines[e + 1:])
-    if new != text:
-        with open(path, "w") as f:
-            f.write(new)
-    return True
+def compact_table(groups, rows):
+    """README's table: one row per COMPACT entry, at the largest n."""
+    accepts = stale_acceptors(rows)
+    out = ["| workload | n | ark | best peer | ark / peer |",
+           "|---|---:|---:|---|---:|"]
+    for sec, wl, among, lab in COMPACT:
+        cand = [(n, unit, rs) for (w, n, unit), rs in groups.get(sec, [])
+                if w == wl]
+        if not cand:
+            continue
+        n, unit, rs = max(cand, key=lambda c: c[0])
+        ref = annotate(rs)
+        peers = [r for r in rs if not r["impl"].startswith(REFERENCE)
+                 and (sec, r["impl"]) not in FLOORS
+                 and (among is None or r["impl"] in among)]
+        if ref is None or not peers:
+            continue
+        best = min(peers, key=lambda r: (r["value"], r["impl"]))
+        mark = " †" if (sec, best["impl"]) in accepts else ""
+        ratio = ref["value"] / best["value"] if best["value"] else None
+        out.append("| %s | %s | %s %s | %s%s %s | %s |" % (
+            lab, short_n(n), num(ref["value"]), unit, peer_name(best["impl"]), mark,
+            num(best["value"]), ratio_text(ratio)))
+    return out
+
+
+def short_n(n):
+    for div, suf in ((1 << 20, "Mi"), (1000000, "M"), (1 << 10, "Ki"), (1000, "K")):
+        if n >= div and n % div == 0:
+            return "%d%s" % (n // div, suf)
+    return "{:,}".format(n)
+
+
+def doc_text(env, groups, rows, results, made, img_rel, source):
+    """docs/benchmarks.md."""
+    when = next((l.split(",", 1)[1].strip() for l in env
+                 if l.startswith("mode:") and "," in l), "an unknown date")
+    mode = next((l.split(",", 1)[0].split(":", 1)[1].strip() for l in env
+                 if l.startswith("mode:")), "unknown")
+    out = ["# ark benchmark results (%s)" % when, "",
+           "<!-- generated by `make bench-doc` (bench/report.py) from the last "
+           "run's CSV; do not edit by hand -->", "",
+           "One `make bench` run (%s mode, %s), read from `%s`. How the "
+           "workloads are built and how to read the tables: "
+           "[bench.md](bench.md). To measure your own machine, run `make "
+           "bench`: its results go to `build/bench/results/`, and `make "
+           "bench-doc` rewrites this page from them." % (mode, when, source),
+           "", "Every ratio on this page is **ark's value / the other's "
+           "value**: below 1, ark is faster (or smaller); above 1, ark is "
+           "slower. Values are medians of up to 5 runs on a shared, noisy "
+           "virtual machine: compare within one table, not across pages.",
+           "", "## Machine and build", ""]
+    out += ["- " + line for line in env if not line.startswith("mode:")]
+    out += ["", "## ark vs the best peer", "",
+            "Each headline workload at the largest size measured; the best "
+            "peer is the fastest other implementation (for the pool, plain "
+            "arrays without handles are a floor, not a peer: they are in "
+            "the section tables below).", ""]
+    out += headline_tables(groups, rows)
+    if made:
+        out += ["## Charts", ""]
+        out += ["![%s: %s, n = %s](%s)" % (s, label(s, w), "{:,}".format(n),
+                                          img_rel + "/" + f)
+                for s, w, n, f in made]
+        out.append("")
+    out += ["## Targets", ""]
+    out += targets_digest(results)
+    out += ["## Every workload", "",
+            "One table per section (idset at its largest size only; the full "
+            "report `make bench` writes to `build/bench/results/latest.md` "
+            "has every size, min–max, peak RSS and checksums).", ""]
+    out += summary_tables(largest_n_only(groups), level="### ")
+    return "\n".join(out) + "\n"
 
 
 def main():
@@ -464,7 +721,10 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--md")
     ap.add_argument("--charts")
-    ap.add_argument("--readme")
+    ap.add_argument("--doc")
+    ap.add_argument("--doc-charts")
+    ap.add_argument("--headlines", action="store_true")
+    ap.add_argument("--compact", action="store_true")
     ap.add_argument("--targets", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "targets.csv"))
     a = ap.parse_args()
@@ -480,11 +740,46 @@ def main():
     for items in groups.values():
         for _, rs in items:
             annotate(rs)
-    made = charts(groups, a.charts) if a.charts else []
     results = evaluate_targets(load_targets(a.targets), rows)
+    if a.compact:
+        print("\n".join(compact_table(groups, rows)))
+        return 0
+    if a.headlines:
+        print("\n".join(headline_tables(groups, rows)))
+        return 0
+    if a.doc:
+        made = []
+        if a.doc_charts:
+            want = set()
+            for sec, wl in DOC_CHARTS:
+                ns = [n for (w, n, _), _ in groups.get(sec, []) if w == wl]
+                if ns:
+                    want.add((sec, wl, max(ns)))
+            made = charts(groups, a.doc_charts, only=want)
+            # Drop this page's charts of sizes the run did not measure, so
+            # docs/img/ holds only what the page shows.
+            keep = {f for _, _, _, f in made}
+            pattern = re.compile(r"^(%s)_\d+\.png$" % "|".join(
+                re.escape("%s_%s" % c) for c in DOC_CHARTS))
+            if made:
+                for f in os.listdir(a.doc_charts):
+                    if pattern.match(f) and f not in keep:
+                        os.remove(os.path.join(a.doc_charts, f))
+        img_rel = os.path.relpath(a.doc_charts or ".",
+                                  os.path.dirname(os.path.abspath(a.doc)))
+        text = doc_text(env, groups, rows, results, made, img_rel,
+                        os.path.relpath(a.csv))
+        with open(a.doc, "w") as f:
+            f.write(text)
+        print("report: wrote %s" % a.doc, file=sys.stderr)
+        return 0
+    made = charts(groups, a.charts) if a.charts else []
     md = ["# ark benchmark results", "",
-          "Generated by bench/report.py from `%s`; do not edit." % a.csv, ""]
+          "Generated by bench/report.py from `%s`; do not edit. Ratios are "
+          "ark's value / the other's: below 1, ark is faster or smaller."
+          % os.path.relpath(a.csv), ""]
     md += ["- " + line for line in env] + [""]
+    md += ["## ark vs the best peer", ""] + headline_tables(groups, rows)
     md += targets_table(results)
     md += ["## Summary", ""] + summary_tables(groups)
     md += detail_tables(groups)
@@ -499,8 +794,8 @@ def main():
             f.write(text)
         print("report: wrote %s" % a.md, file=sys.stderr)
     # The summary, for people watching the run.
-    print("\n".join(["- " + line for line in env] + [""] + targets_table(results)
-                    + summary_tables(groups)))
+    print("\n".join(["- " + line for line in env] + [""]
+                    + headline_tables(groups, rows) + targets_table(results)))
     # A mismatch is explained when the same implementation accepted stale
     # handles in a workload of the same family (stale_accepted > 0 explains
     # stale_get); any other one is a bug in an implementation or a recipe.
@@ -520,11 +815,6 @@ def main():
                 print("report: checksum MISMATCH: %s %s n=%d %s (%s)" % (
                     r["section"], r["workload"], r["n"], r["impl"], why),
                     file=sys.stderr)
-    if a.readme and a.charts is not None:
-        update_readme(a.readme, readme_block(env, groups, made, a.charts, a.readme,
-                                             results))
-    elif a.readme:
-        update_readme(a.readme, readme_block(env, groups, [], ".", a.readme, results))
     if unexplained:
         print("report: %d unexplained checksum mismatch(es): an implementation "
               "or a recipe is wrong" % unexplained, file=sys.stderr)

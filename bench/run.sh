@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # bench/run.sh MODE - build and run every benchmark, then write the report.
-#   MODE = full  (make bench)        -> bench/results/latest.{csv,md}, charts
-#          quick (make bench-quick)  -> bench/results/quick.{csv,md}, charts
-#                                       in bench/results/quick/
-#          smoke (a check that everything runs) -> build/bench/smoke.csv
+#   MODE = full  (make bench)        -> build/bench/results/latest.{csv,env,md},
+#                                       charts in build/bench/results/latest/
+#          quick (make bench-quick)  -> build/bench/results/quick.{csv,env,md},
+#                                       charts in build/bench/results/quick/
+#          smoke (a check that everything runs) -> build/bench/results/smoke.*
+# Everything it writes is under build/: a run changes no tracked file.
+# `make bench-doc` turns the last full run into docs/benchmarks.md.
 #
 # 1. Installs missing Debian packages (bench/*.deps plus the tools below)
 #    with apt-get when root and online; a peer whose package cannot be
@@ -16,8 +19,7 @@
 #    implementation (one process each, so peak RSS is that
 #    implementation's), for every program found; collects the CSV rows.
 #    ROUNDS=k (environment) repeats the whole run k times, interleaved.
-# 4. bench/report.py turns the CSV into the markdown tables and charts, and
-#    (full mode) README's block between <!-- bench:begin/end -->.
+# 4. bench/report.py turns the CSV into the markdown tables and charts.
 set -uo pipefail
 
 MODE=${1:-}
@@ -164,11 +166,13 @@ fi
 
 # ---- 3. run ----------------------------------------------------------------
 
+RESULTS=$BUILD/results
 case "$MODE" in
-full) CSV=bench/results/latest.csv TIMEOUT=900 ;;
-quick) CSV=bench/results/quick.csv TIMEOUT=120 ;;
-smoke) CSV=build/bench/smoke.csv TIMEOUT=120 ;;
+full) NAME=latest TIMEOUT=900 ;;
+quick) NAME=quick TIMEOUT=120 ;;
+smoke) NAME=smoke TIMEOUT=120 ;;
 esac
+CSV=$RESULTS/$NAME.csv
 mkdir -p "$(dirname "$CSV")"
 TMP=$BUILD/rows.csv
 : >"$TMP"
@@ -219,14 +223,15 @@ say "wrote $CSV"
 
 # ---- 4. report -------------------------------------------------------------
 
-case "$MODE" in
-full) python3 bench/report.py "$CSV" --md bench/results/latest.md \
-    --charts bench/results --readme README.md ;;
-quick) python3 bench/report.py "$CSV" --md bench/results/quick.md \
-    --charts bench/results/quick ;;
-smoke) python3 bench/report.py "$CSV" --md build/bench/smoke.md ;;
-esac || {
+if [ "$MODE" = smoke ]; then
+    python3 bench/report.py "$CSV" --md "$RESULTS/$NAME.md"
+else
+    python3 bench/report.py "$CSV" --md "$RESULTS/$NAME.md" \
+        --charts "$RESULTS/$NAME"
+fi || {
     say "report failed"
     fail=1
 }
+say "report: build/bench/results/$NAME.md"
+[ "$MODE" = full ] && say "make bench-doc rewrites docs/benchmarks.md from this run"
 exit $fail

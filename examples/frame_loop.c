@@ -1,5 +1,5 @@
 /*
- * frame_loop.c - a game frame loop with ref-counted textures (seed 003).
+ * frame_loop.c - a game frame loop with ref-counted textures.
  *
  * A loader thread "decodes" textures and posts each completion to the main
  * queue. Each frame the main thread uploads at most one texture
@@ -36,7 +36,8 @@ static void texture_destroy(ark_ref *r) {
 }
 
 /* The pool's remove hook: a despawned sprite drops its texture. */
-static void sprite_removed(void *elem, void *user) {
+static void sprite_removed(void *elem, ark_handle h, void *user) {
+    (void)h;
     (void)user;
     ark_ref_release(((sprite *)elem)->tex);
 }

@@ -30,8 +30,8 @@ int main(void) {
             return 1;
         ((float *)ark_table_column(bodies, VX))[row] = 1.0f + (float)i;
     }
-    /* Rows [count, round_up(count, 8)) are zero: run whole groups of 8. */
-    size_t n = (ark_table_count(bodies) + 7) & ~(size_t)7;
+    /* Rows [rows, round_up(rows, 8)) are zero: run whole groups of 8. */
+    size_t n = (ark_table_rows(bodies) + 7) & ~(size_t)7;
     integrate(ark_table_column(bodies, X), ark_table_column(bodies, Y),
               ark_table_column(bodies, VX), ark_table_column(bodies, VY), n,
               0.5f);

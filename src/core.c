@@ -4,6 +4,9 @@
 #include "core_internal.h"
 
 #include <stdlib.h>
+#if defined(_WIN32)
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 const char *ark_strerror(ark_status s) {
     switch (s) {
@@ -16,6 +19,28 @@ const char *ark_strerror(ark_status s) {
     return "unknown status";
 }
 
+#if defined(_WIN32)
+/* The Windows C runtime has no aligned_alloc, and a block from
+ * _aligned_malloc must go back to _aligned_free, not free. libc_free is
+ * told the size but not the alignment, so on Windows every block of the
+ * default allocator comes from _aligned_malloc, small ones included. */
+static void *libc_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    if (size == 0) {
+        size = 1;
+    }
+    if (align < _Alignof(max_align_t)) {
+        align = _Alignof(max_align_t);
+    }
+    return _aligned_malloc(size, align);
+}
+
+static void libc_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    (void)size;
+    _aligned_free(ptr);
+}
+#else
 /* malloc covers alignments up to max_align_t; aligned_alloc wants the size
  * rounded up to a multiple of the alignment. */
 static void *libc_alloc(void *ctx, size_t size, size_t align) {
@@ -37,6 +62,7 @@ static void libc_free(void *ctx, void *ptr, size_t size) {
     (void)size;
     free(ptr);
 }
+#endif
 
 ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
     if (a == NULL) {
@@ -52,38 +78,18 @@ ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
     return ARK_OK;
 }
 
-ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
-                            unsigned gen_bits, unsigned tag_bits,
-                            uint64_t tag) {
-    index_bits = index_bits == 0 ? 32 : index_bits;
-    gen_bits = gen_bits == 0 ? 32 : gen_bits;
-    if (index_bits > 32 || gen_bits > 32 ||
-        index_bits + gen_bits + tag_bits > 64) {
-        return ARK_EINVAL;
-    }
-    if (tag_bits < 64 && (tag >> tag_bits) != 0) {
-        return ARK_EINVAL;
-    }
-    unsigned low = index_bits + gen_bits;
-    l->index_bits = (uint8_t)index_bits;
-    l->gen_bits = (uint8_t)gen_bits;
-    l->tag_bits = (uint8_t)tag_bits;
-    l->index_mask = ((uint64_t)1 << index_bits) - 1;
-    l->gen_mask = (uint32_t)(((uint64_t)1 << gen_bits) - 1);
-    l->high_mask = low == 64 ? 0 : ~(((uint64_t)1 << low) - 1);
-    l->tag_value = low == 64 ? 0 : tag << low;
-    l->tag_high = tag << gen_bits;
-    /* A stamp is gen + 1 in 32 bits, so with 32 generation bits the value
-     * 2^32 - 1 is never issued: it would store as 0, the free stamp. */
-    l->gen_max = gen_bits == 32 ? UINT32_MAX - 1 : l->gen_mask;
-    return ARK_OK;
-}
-
-/* The one external definition of each inline function of core.h. */
-ARK_API extern inline unsigned ark__ctz64(uint64_t x);
-ARK_API extern inline uint64_t ark__handle_stamp(const ark_handle_layout *l,
-                                                 ark_handle h);
-ARK_API extern inline uint64_t ark__handle_index(const ark_handle_layout *l,
-                                                 ark_handle h);
-ARK_API extern inline ark_handle ark__handle_make(const ark_handle_layout *l,
-                                                  uint64_t index, uint32_t gen);
+/* The one external definition of each private inline helper of core.h
+ * (not exported: see ARK_INLINE_API). */
+ARK_INLINE_API extern inline unsigned ark__ctz64(uint64_t x);
+ARK_INLINE_API extern inline uint64_t
+ark__handle_stamp(const ark_handle_layout *l, ark_handle h);
+ARK_INLINE_API extern inline uint64_t
+ark__handle_index(const ark_handle_layout *l, ark_handle h);
+ARK_INLINE_API extern inline ark_handle
+ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen);
+ARK_INLINE_API extern inline char *ark__slot_paged(const ark__slot_view *v,
+                                                   uint64_t i);
+ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
+                                                uint64_t i);
+ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,
+                                                  ark_handle h);

@@ -47,26 +47,9 @@ static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     }
 }
 
-/*
- * Validate handle bits (0 = 32 for index and gen) and fill l. Returns
- * ARK_EINVAL unless 1 <= index_bits, gen_bits <= 32, their sum plus tag_bits
- * is at most 64 and tag fits in tag_bits.
- */
-ark_status ark__layout_init(ark_handle_layout *l, unsigned index_bits,
-                            unsigned gen_bits, unsigned tag_bits, uint64_t tag);
-
-/* Classify a handle by its layout alone: ARK_ENULL, ARK_EFOREIGN (wrong
- * tag or stray high bits) or ARK_OK (well formed; the slot is not looked
- * at). */
-static inline ark_status ark__layout_check(const ark_handle_layout *l,
-                                           ark_handle h) {
-    if (h == ARK_NULL_HANDLE) {
-        return ARK_ENULL;
-    }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
-    }
-    return ARK_OK;
+/* Round n up to a multiple of a (a power of two). */
+static inline size_t ark__round_up(size_t n, size_t a) {
+    return (n + a - 1) & ~(a - 1);
 }
 
 /* Return a*b in *out, or false on overflow of size_t. */

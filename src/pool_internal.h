@@ -14,6 +14,9 @@
  */
 ark_status ark__pool_validate(const ark_pool *p);
 
+/* Return true if p's first slots lie in a reserved address range. */
+bool ark__pool_reserved(const ark_pool *p);
+
 /* Return the number of slots retired for exhausted generations. */
 uint64_t ark__pool_retired(const ark_pool *p);
 

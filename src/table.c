@@ -1,31 +1,28 @@
 /*
- * table.c - ark_table: SoA columns, a handle-slot index and a row->slot
- * back-map.
+ * table.c - ark_table: SoA columns, the handle slots of the engine
+ * (slots.h) and a row -> slot back-map.
  *
- * Three arrays tie handles to rows:
- *   slots[i]      handle slot i: stamp (generation + 1, 0 = free or
- *                 pending) and the row it lives in; a free slot keeps the
- *                 generation its next occupant gets in the row field.
+ * Handles and rows:
+ *   slots[i]      handle slot i (ark__table_slot): the engine's stamp, and
+ *                 the row it lives in (live or marked); a free slot keeps
+ *                 the generation its next occupant gets in the row field,
+ *                 which is the engine's "offset 4" word.
  *   row_slots[r]  the handle slot of row r, for swap-and-pop and
  *                 handle_at.
- *   ring          FIFO of free slot indices (as in pool.c, and for the
- *                 same reasons: sequential reads, generations spread).
- * slots and ring share one allocation of slot_cap entries (a power of
- * two); row_slots and the remove_later list share one of cap entries
- * (pending rows are distinct rows, so the list never outgrows cap and
- * remove_later never allocates).
+ * The slots array is the engine's storage: one allocator block that
+ * doubles (copying) as slots are issued, so lookups are one indexed load.
  *
  * Column storage, cap rows each (a multiple of 8):
  *   virtual-memory path: one reservation; column k owns a page-aligned
- *   region of round_up(skew(k) + vm_rows * size_k, page) bytes, starts
+ *   region of ark__round_up(skew(k) + vm_rows * size_k, page) bytes, starts
  *   skew(k) bytes into it, and the region's first
- *   round_up(skew(k) + cap * size_k, page) bytes are committed. Growing
+ *   ark__round_up(skew(k) + cap * size_k, page) bytes are committed. Growing
  *   within vm_rows commits more pages in place. Growing past vm_rows
  *   moves everything once into a reservation twice as large.
  *   allocator path: one block, column k at a 64-byte aligned offset (also
  *   skewed); growing allocates a block twice as large and copies.
- * Every row at or past count is zero: commits and new blocks arrive zero,
- * remove zeroes the row it vacates, insert zeroes the row it hands out.
+ * Every row at or past rows is zero: commits and new blocks arrive zero,
+ * pop zeroes the row it vacates, insert zeroes the row it hands out.
  *
  * Failure atomicity: every new array is allocated before anything is
  * installed; a failed grow frees what it made and leaves the table as it
@@ -33,7 +30,7 @@
  */
 #include "ark/table.h"
 
-#include "core_internal.h"
+#include "slots.h"
 #include "table_internal.h"
 #include "vmem_internal.h"
 
@@ -42,9 +39,11 @@
 
 /* The one external definition of each inline function of table.h. */
 ARK_API extern inline size_t ark_table_row(const ark_table *t, ark_handle h);
+ARK_INLINE_API extern inline const ark__table_view *
+ark__table_view_of(const ark_table *t);
 ARK_API extern inline ark_handle ark_table_handle_at(const ark_table *t,
                                                      size_t row);
-ARK_API extern inline size_t ark_table_count(const ark_table *t);
+ARK_API extern inline size_t ark_table_rows(const ark_table *t);
 ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 
 /* Column alignment on the allocator path. */
@@ -57,7 +56,27 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 /* Rows of the first growth. */
 #define FIRST_CAP 32
 
-static size_t round_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+/* The huge-page size large column regions are aligned to. */
+#define HUGE ((size_t)2 << 20)
+
+struct ark_table {
+    ark__table_view view; /* first: read by table.h */
+    ark__slots s;
+    char **columns;       /* == view.columns, writable */
+    char **spare_columns; /* the other half of the columns array */
+    size_t *sizes;        /* element bytes per column */
+    uint32_t *row_slots;  /* == view.row_slots, writable; cap entries */
+    size_t cap;           /* row capacity of columns and row_slots */
+    size_t max_cap;       /* rows the index space allows, rounded up to 8 */
+    char *vm_base;        /* reservation, or NULL on the allocator path */
+    size_t vm_bytes;      /* bytes reserved */
+    size_t vm_rows;       /* rows reserved per column */
+    size_t page;          /* commit granularity; 0 = no virtual memory */
+    char *block;          /* allocator path: the columns' one block */
+    size_t block_bytes;   /* its size */
+    void (*on_remove)(void *elem, ark_handle h, void *user);
+    void *user;
+};
 
 /* Zero one element; the common sizes get fixed-size stores the compiler
  * inlines (a libc call per column would dominate insert and remove). */
@@ -114,7 +133,7 @@ static size_t skew(size_t k) { return (k % 8) * COLUMN_SKEW; }
 static size_t layout_columns(const ark_table *t, char *base, size_t rows,
                              size_t align, char **cols) {
     size_t off = 0;
-    for (size_t k = 0; k < t->ncolumns; k++) {
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
         size_t bytes;
         if (ark__mul_overflows(rows, t->sizes[k], &bytes) ||
             bytes > SIZE_MAX - align - skew(k) ||
@@ -124,7 +143,7 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
         if (base != NULL) {
             cols[k] = base + off + skew(k);
         }
-        off += round_up(bytes + skew(k), align);
+        off += ark__round_up(bytes + skew(k), align);
     }
     return off;
 }
@@ -133,23 +152,38 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
  * base (bytes in *bytes) or NULL. */
 static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
                         size_t *bytes) {
-    size_t total = layout_columns(t, NULL, rows, t->page, NULL);
-    if (total == 0) {
+    /* Columns of 2 MiB or more start on a 2 MiB boundary and are marked
+     * for transparent huge pages (one TLB entry per 2 MiB of a streaming
+     * loop, as malloc'd arrays get where THP is on); smaller ones keep
+     * OS-page alignment, so a small table never pins 2 MiB. */
+    size_t align = t->page;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        if (rows >= HUGE / t->sizes[k]) {
+            align = HUGE;
+        }
+    }
+    size_t total = layout_columns(t, NULL, rows, align, NULL);
+    size_t extra = align > t->page ? align : 0;
+    if (total == 0 || total > SIZE_MAX - extra) {
         return NULL;
     }
-    char *base = ark__vmem_reserve(total);
-    if (base == NULL) {
+    char *raw = ark__vmem_reserve(total + extra);
+    if (raw == NULL) {
         return NULL;
     }
-    layout_columns(t, base, rows, t->page, cols);
-    *bytes = total;
-    return base;
+    char *base = (char *)ark__round_up((uintptr_t)raw, align);
+    layout_columns(t, base, rows, align, cols);
+    if (extra != 0) {
+        ark__vmem_hint_huge(base, total);
+    }
+    *bytes = total + extra;
+    return raw;
 }
 
 /* Commit the first rows rows of every column of cols. */
 static int vm_commit(const ark_table *t, char **cols, size_t rows) {
-    for (size_t k = 0; k < t->ncolumns; k++) {
-        size_t bytes = round_up(skew(k) + rows * t->sizes[k], t->page);
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        size_t bytes = ark__round_up(skew(k) + rows * t->sizes[k], t->page);
         if (ark__vmem_commit(cols[k] - skew(k), bytes) != 0) {
             return -1;
         }
@@ -157,125 +191,198 @@ static int vm_commit(const ark_table *t, char **cols, size_t rows) {
     return 0;
 }
 
-/* Copy the count live rows of every column into cols. */
+/* Copy the rows in use of every column into cols. */
 static void copy_rows(const ark_table *t, char **cols) {
-    for (size_t k = 0; k < t->ncolumns; k++) {
-        if (t->count > 0) {
-            memcpy(cols[k], t->columns[k], t->count * t->sizes[k]);
-        }
+    size_t rows = t->view.rows;
+    for (size_t k = 0; k < t->view.ncolumns && rows > 0; k++) {
+        memcpy(cols[k], t->columns[k], rows * t->sizes[k]);
     }
 }
 
-/* Double the handle-slot arrays (slots and ring), keeping their contents. */
-static ark_status grow_slots(ark_table *t) {
-    uint64_t ncap = t->slot_cap == 0 ? 64 : t->slot_cap * 2;
-    ncap = ncap > t->limit ? t->limit : ncap;
+/* ---- what the engine asks of a table ---------------------------------- */
+
+static ark__table_slot *slot_array(const ark_table *t) {
+    return (ark__table_slot *)(void *)t->view.slots.flat;
+}
+
+/* Double the handle slots until want fit (at most the index space); new
+ * entries are zero. */
+static ark_status table_grow_slots(void *c, uint64_t want) {
+    ark_table *t = c;
+    ark__slot_view *v = &t->view.slots;
+    uint64_t ncap = v->cap == 0 ? 64 : v->cap;
+    while (ncap < want) {
+        ncap *= 2;
+    }
+    ncap = ncap > t->s.limit ? t->s.limit : ncap;
     size_t bytes;
     if (ncap > SIZE_MAX ||
-        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot) + 4, &bytes)) {
+        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot), &bytes)) {
         return ARK_ENOMEM;
     }
-    ark__table_slot *slots = ark__alloc(&t->alloc, bytes, 0);
+    ark__table_slot *slots = ark__alloc(&t->s.alloc, bytes, 0);
     if (slots == NULL) {
         return ARK_ENOMEM;
     }
-    uint32_t *ring = (uint32_t *)(void *)(slots + ncap);
-    if (t->issued > 0) {
-        memcpy(slots, t->slots_w, (size_t)t->issued * sizeof *slots);
+    size_t old = (size_t)v->cap * sizeof *slots;
+    if (old > 0) {
+        memcpy(slots, v->flat, old);
     }
-    /* Unroll the old ring so it starts at 0. */
-    for (uint64_t k = 0; k < t->free_len; k++) {
-        ring[k] = t->ring[(t->free_head + k) & (t->slot_cap - 1)];
-    }
-    ark__free(&t->alloc, t->slots_w,
-              (size_t)t->slot_cap * (sizeof(ark__table_slot) + 4));
-    t->slots_w = slots;
-    t->slots = slots;
-    t->ring = ring;
-    t->slot_cap = ncap;
-    t->free_head = 0;
-    if (t->issued == 0) {
-        slots[0].stamp = 0; /* slot 0: never issued, always free */
-        slots[0].row = 0;
-        t->issued = 1;
-    }
+    memset((char *)slots + old, 0, bytes - old);
+    ark__free(&t->s.alloc, v->flat, old);
+    v->flat = (char *)slots;
+    v->nflat = ncap;
+    v->cap = ncap;
     return ARK_OK;
 }
 
-ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
-    assert(out != NULL && cfg != NULL);
-    size_t row_bytes = 0;
+static void table_unlink_slot(void *c, uint64_t i) {
+    (void)c;
+    (void)i;
+}
+
+static void table_run_hook(void *c, char *slot, ark_handle h) {
+    ark_table *t = c;
+    (void)slot;
+    t->on_remove(NULL, h, t->user);
+}
+
+/* Swap-and-pop row r: the last row moves into r in every column and in
+ * the index, and the vacated last row is zeroed. */
+static void pop_row(ark_table *t, size_t r) {
+    size_t last = t->view.rows - 1;
+    /* Locals: the element stores are char stores, which the compiler must
+     * assume may alias t's fields. */
+    char *const *cols = t->columns;
+    const size_t *sizes = t->sizes;
+    size_t ncolumns = t->view.ncolumns;
+    if (r != last) {
+        for (size_t k = 0; k < ncolumns; k++) {
+            size_t sz = sizes[k];
+            move_elem(cols[k] + r * sz, cols[k] + last * sz, sz);
+        }
+        uint32_t moved = t->row_slots[last];
+        t->row_slots[r] = moved;
+        slot_array(t)[moved].row = (uint32_t)r;
+    } else {
+        for (size_t k = 0; k < ncolumns; k++) {
+            zero_elem(cols[k] + last * sizes[k], sizes[k]);
+        }
+    }
+    t->view.rows = last;
+}
+
+static void table_drop_row(void *c, char *slot) {
+    ark_table *t = c;
+    pop_row(t, ((ark__table_slot *)(void *)slot)->row);
+}
+
+static uint64_t table_next_live(const void *c, uint64_t from) {
+    const ark_table *t = c;
+    const ark__table_slot *slots = slot_array(t);
+    for (uint64_t i = from; i < t->s.issued; i++) {
+        if (slots[i].stamp != 0) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+static const ark__slot_ops table_ops = {table_grow_slots, table_unlink_slot,
+                                        table_run_hook, table_drop_row,
+                                        table_next_live};
+
+/* ---- create and destroy ------------------------------------------------ */
+
+/* Check the columns; their total bytes per row in *row_bytes. */
+static ark_status check_columns(const ark_table_config *cfg,
+                                size_t *row_bytes) {
     if (cfg->ncolumns == 0 || cfg->column_sizes == NULL ||
         cfg->ncolumns > SIZE_MAX / (4 * sizeof(size_t) + 4 * 64)) {
         return ARK_EINVAL;
     }
+    *row_bytes = 0;
     for (size_t k = 0; k < cfg->ncolumns; k++) {
         size_t sz = cfg->column_sizes[k];
         if (sz == 0 || sz > ARK_TABLE_MAX_COLUMN_SIZE) {
             return ARK_EINVAL;
         }
-        row_bytes += sz;
+        *row_bytes += sz;
     }
-    ark_handle_layout layout;
-    ark_status s = ark__layout_init(&layout, cfg->index_bits, cfg->gen_bits,
-                                    cfg->tag_bits, cfg->tag);
-    if (s != ARK_OK) {
-        return s;
+    return ARK_OK;
+}
+
+/* Reserve address space for the columns (default allocator only). */
+static void reserve_columns(ark_table *t, const ark_table_config *cfg,
+                            size_t row_bytes) {
+    if (cfg->allocator == NULL) {
+        t->page = ark__vmem_page_size();
     }
+    if (t->page == 0) {
+        return;
+    }
+    size_t rows = cfg->max_rows;
+    if (rows == 0) {
+        rows = ARK_TABLE_DEFAULT_MAX_ROWS;
+        if (rows > ARK_TABLE_RESERVE_BYTES / row_bytes) {
+            rows = (size_t)(ARK_TABLE_RESERVE_BYTES / row_bytes);
+        }
+    }
+    rows = rows > t->max_cap ? t->max_cap : rows;
+    rows = ark__round_up(rows < 8 ? 8 : rows, 8);
+    t->vm_base = vm_reserve(t, rows, t->columns, &t->vm_bytes);
+    if (t->vm_base != NULL) {
+        t->vm_rows = rows;
+    } else {
+        t->page = 0; /* no reservation: the allocator path for good */
+    }
+}
+
+ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
+    assert(out != NULL && cfg != NULL);
+    size_t row_bytes;
+    ark_status st = check_columns(cfg, &row_bytes);
     ark_allocator a;
-    s = ark__allocator_init(&a, cfg->allocator);
-    if (s != ARK_OK) {
-        return s;
+    if (st == ARK_OK) {
+        st = ark__allocator_init(&a, cfg->allocator);
+    }
+    if (st != ARK_OK) {
+        return st;
     }
     ark_table *t = ark__alloc(&a, sizeof *t, 0);
     if (t == NULL) {
         return ARK_ENOMEM;
     }
     memset(t, 0, sizeof *t);
-    t->columns = ark__alloc(&a, columns_bytes(cfg->ncolumns), 0);
+    ark__slots_config sc = {cfg->index_bits, cfg->gen_bits, cfg->tag_bits,
+                            cfg->tag,        cfg->seal_key, cfg->on_remove};
+    st = ark__slots_init(&t->s, &t->view.slots, &sc, &a, &table_ops, t);
+    t->columns =
+        st == ARK_OK ? ark__alloc(&a, columns_bytes(cfg->ncolumns), 0) : NULL;
     if (t->columns == NULL) {
         ark__free(&a, t, sizeof *t);
-        return ARK_ENOMEM;
+        return st != ARK_OK ? st : ARK_ENOMEM;
     }
-    t->alloc = a;
-    t->layout = layout;
-    t->ncolumns = cfg->ncolumns;
+    t->view.slots.stride = sizeof(ark__table_slot);
+    t->view.slots.data_off = offsetof(ark__table_slot, row);
+    t->view.columns = t->columns;
+    t->view.ncolumns = cfg->ncolumns;
     t->spare_columns = t->columns + cfg->ncolumns;
     t->sizes = (size_t *)(void *)(t->spare_columns + cfg->ncolumns);
     for (size_t k = 0; k < cfg->ncolumns; k++) {
         t->columns[k] = NULL;
         t->sizes[k] = cfg->column_sizes[k];
     }
-    t->limit = (uint64_t)1 << layout.index_bits;
+    t->on_remove = cfg->on_remove;
+    t->user = cfg->user;
     /* Slot 0 is never used, so at most limit - 1 rows. */
-    uint64_t max_rows = t->limit - 1;
-    if (max_rows > SIZE_MAX / 2) {
-        max_rows = SIZE_MAX / 2;
-    }
-    t->max_cap = round_up((size_t)max_rows, 8);
-    if (cfg->allocator == NULL) {
-        t->page = ark__vmem_page_size();
-    }
-    if (t->page != 0) {
-        size_t rows = cfg->max_rows;
-        if (rows == 0) {
-            rows = ARK_TABLE_DEFAULT_MAX_ROWS;
-            if (rows > ARK_TABLE_RESERVE_BYTES / row_bytes) {
-                rows = (size_t)(ARK_TABLE_RESERVE_BYTES / row_bytes);
-            }
-        }
-        rows = rows > t->max_cap ? t->max_cap : rows;
-        rows = round_up(rows < 8 ? 8 : rows, 8);
-        t->vm_base = vm_reserve(t, rows, t->columns, &t->vm_bytes);
-        if (t->vm_base != NULL) {
-            t->vm_rows = rows;
-        } else {
-            t->page = 0; /* no reservation: the allocator path for good */
-        }
-    }
+    uint64_t max_rows = t->s.limit - 1;
+    max_rows = max_rows > SIZE_MAX / 2 ? SIZE_MAX / 2 : max_rows;
+    t->max_cap = ark__round_up((size_t)max_rows, 8);
+    reserve_columns(t, cfg, row_bytes);
     /* Slot 0 exists from the start: ark_table_row reads it for every
      * index out of range. */
-    if (grow_slots(t) != ARK_OK) {
+    if (table_grow_slots(t, 1) != ARK_OK) {
         ark_table_destroy(t);
         return ARK_ENOMEM;
     }
@@ -287,24 +394,25 @@ void ark_table_destroy(ark_table *t) {
     if (t == NULL) {
         return;
     }
-    const ark_allocator *a = &t->alloc;
+    ark_allocator a = t->s.alloc;
     if (t->vm_base != NULL) {
         ark__vmem_release(t->vm_base, t->vm_bytes);
     }
-    ark__free(a, t->block, t->block_bytes);
-    ark__free(a, t->pending, t->cap * (sizeof(uint64_t) + sizeof(uint32_t)));
-    ark__free(a, t->slots_w,
-              (size_t)t->slot_cap * (sizeof(ark__table_slot) + 4));
-    ark__free(a, t->columns < t->spare_columns ? t->columns : t->spare_columns,
-              columns_bytes(t->ncolumns));
-    ark_allocator copy = *a;
-    ark__free(&copy, t, sizeof *t);
+    ark__free(&a, t->block, t->block_bytes);
+    ark__free(&a, t->row_slots, t->cap * sizeof *t->row_slots);
+    ark__free(&a, t->view.slots.flat,
+              (size_t)t->view.slots.cap * sizeof(ark__table_slot));
+    ark__free(&a, t->columns < t->spare_columns ? t->columns : t->spare_columns,
+              columns_bytes(t->view.ncolumns));
+    ark__slots_fini(&t->s);
+    ark__free(&a, t, sizeof *t);
 }
+
+/* ---- rows -------------------------------------------------------------- */
 
 /* Move the columns into new storage of ncap rows: in place on the
  * virtual-memory path while ncap fits the reservation, else a new
- * reservation or block with the live rows copied. Nothing changes on
- * failure. */
+ * reservation or block with the rows copied. Nothing changes on failure. */
 static ark_status grow_columns(ark_table *t, size_t ncap) {
     char **cols = t->spare_columns;
     if (t->vm_base != NULL) {
@@ -330,106 +438,86 @@ static ark_status grow_columns(ark_table *t, size_t ncap) {
     } else {
         size_t bytes = layout_columns(t, NULL, ncap, COLUMN_ALIGN, NULL);
         char *block =
-            bytes == 0 ? NULL : ark__alloc(&t->alloc, bytes, COLUMN_ALIGN);
+            bytes == 0 ? NULL : ark__alloc(&t->s.alloc, bytes, COLUMN_ALIGN);
         if (block == NULL) {
             return ARK_ENOMEM;
         }
         layout_columns(t, block, ncap, COLUMN_ALIGN, cols);
         copy_rows(t, cols);
-        for (size_t k = 0; k < t->ncolumns; k++) {
-            memset(cols[k] + t->count * t->sizes[k], 0,
-                   (ncap - t->count) * t->sizes[k]);
+        size_t rows = t->view.rows;
+        for (size_t k = 0; k < t->view.ncolumns; k++) {
+            memset(cols[k] + rows * t->sizes[k], 0,
+                   (ncap - rows) * t->sizes[k]);
         }
-        ark__free(&t->alloc, t->block, t->block_bytes);
+        ark__free(&t->s.alloc, t->block, t->block_bytes);
         t->block = block;
         t->block_bytes = bytes;
     }
     t->spare_columns = t->columns;
     t->columns = cols;
+    t->view.columns = cols;
     return ARK_OK;
 }
 
-/* Double the row capacity: columns, row_slots and the pending list. */
-static ark_status grow_rows(ark_table *t) {
+/* Grow the row capacity (columns and row_slots) to at least want rows,
+ * doubling. */
+static ark_status grow_rows(ark_table *t, size_t want) {
     size_t ncap = t->cap == 0 ? FIRST_CAP : t->cap;
-    ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
-    if (ncap <= t->cap) {
-        return ARK_EFULL; /* unreachable: slots run out first */
+    while (ncap < want && ncap < t->max_cap) {
+        ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
+    }
+    if (ncap < want) {
+        return ARK_EFULL;
     }
     size_t bytes;
-    if (ark__mul_overflows(ncap, sizeof(uint64_t) + sizeof(uint32_t), &bytes)) {
+    if (ark__mul_overflows(ncap, sizeof *t->row_slots, &bytes)) {
         return ARK_ENOMEM;
     }
-    uint64_t *pending = ark__alloc(&t->alloc, bytes, 0);
-    if (pending == NULL) {
+    uint32_t *row_slots = ark__alloc(&t->s.alloc, bytes, 0);
+    if (row_slots == NULL) {
         return ARK_ENOMEM;
     }
-    ark_status s = grow_columns(t, ncap);
-    if (s != ARK_OK) {
-        ark__free(&t->alloc, pending, bytes);
-        return s;
+    ark_status st = grow_columns(t, ncap);
+    if (st != ARK_OK) {
+        ark__free(&t->s.alloc, row_slots, bytes);
+        return st;
     }
-    uint32_t *row_slots = (uint32_t *)(void *)(pending + ncap);
-    if (t->count > 0) {
-        memcpy(row_slots, t->row_slots_w, t->count * sizeof *row_slots);
+    if (t->view.rows > 0) {
+        memcpy(row_slots, t->row_slots, t->view.rows * sizeof *row_slots);
     }
-    if (t->pending_len > 0) {
-        memcpy(pending, t->pending, t->pending_len * sizeof *pending);
-    }
-    ark__free(&t->alloc, t->pending,
-              t->cap * (sizeof(uint64_t) + sizeof(uint32_t)));
-    t->pending = pending;
-    t->row_slots_w = row_slots;
+    ark__free(&t->s.alloc, t->row_slots, t->cap * sizeof *row_slots);
     t->row_slots = row_slots;
+    t->view.row_slots = row_slots;
     t->cap = ncap;
     return ARK_OK;
 }
 
 ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
     assert(t != NULL);
-    /* Reuse the oldest free slot once enough are queued or no fresh one
-     * is left; grow everything that must grow before changing anything. */
-    bool reuse = t->free_len > 0 && (t->free_len >= ARK_TABLE_REUSE_DELAY ||
-                                     t->issued >= t->limit);
-    if (!reuse) {
-        if (t->issued >= t->limit) {
-            return ARK_EFULL;
-        }
-        if (t->issued >= t->slot_cap) {
-            ark_status s = grow_slots(t);
-            if (s != ARK_OK) {
-                return s;
-            }
-        }
-    }
-    if (t->count >= t->cap) {
-        ark_status s = grow_rows(t);
-        if (s != ARK_OK) {
-            return s;
-        }
+    /* Slots first, then rows (which may move the columns): after both
+     * succeed the take cannot fail, and spare slots are invisible. */
+    ark_status st = ark__slots_prepare(&t->s);
+    if (st == ARK_OK && t->view.rows >= t->cap) {
+        st = grow_rows(t, t->view.rows + 1);
     }
     uint64_t i;
-    uint32_t gen;
-    if (reuse) {
-        i = t->ring[t->free_head];
-        t->free_head = (t->free_head + 1) & (t->slot_cap - 1);
-        t->free_len--;
-        gen = t->slots_w[i].row;
-    } else {
-        i = t->issued++;
-        gen = 0;
+    char *slot;
+    if (st == ARK_OK) {
+        st = ark__slots_take(&t->s, &i, &slot);
     }
-    size_t r = t->count++;
-    t->slots_w[i].stamp = gen + 1;
-    t->slots_w[i].row = (uint32_t)r;
-    t->row_slots_w[r] = (uint32_t)i;
+    if (st != ARK_OK) {
+        return st;
+    }
+    size_t r = t->view.rows++;
+    ((ark__table_slot *)(void *)slot)->row = (uint32_t)r;
+    t->row_slots[r] = (uint32_t)i;
     char *const *cols = t->columns;
     const size_t *sizes = t->sizes;
-    for (size_t k = 0, n = t->ncolumns; k < n; k++) {
+    for (size_t k = 0, n = t->view.ncolumns; k < n; k++) {
         zero_elem(cols[k] + r * sizes[k], sizes[k]);
     }
     if (out != NULL) {
-        *out = ark__handle_make(&t->layout, i, gen);
+        *out = ark__slots_handle(&t->s, i, slot);
     }
     if (row != NULL) {
         *row = r;
@@ -439,151 +527,106 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
 
 ark_status ark_table_check(const ark_table *t, ark_handle h) {
     assert(t != NULL);
-    ark_status s = ark__layout_check(&t->layout, h);
-    if (s != ARK_OK) {
-        return s;
-    }
-    uint64_t i = ark__handle_index(&t->layout, h);
-    if (i == 0 || i >= t->issued) {
-        return ARK_ERANGE;
-    }
-    return t->slots[i].stamp == ark__handle_stamp(&t->layout, h) ? ARK_OK
-                                                                 : ARK_ESTALE;
+    return ark__slots_check(&t->s, h);
 }
 
-/* Swap-and-pop row r: the last row moves into r in every column and in
- * the index, and the vacated last row is zeroed. */
-static void pop_row(ark_table *t, size_t r) {
-    size_t last = t->count - 1;
-    /* Locals: the element stores are char stores, which the compiler must
-     * assume may alias t's fields. */
-    char *const *cols = t->columns;
-    const size_t *sizes = t->sizes;
-    size_t ncolumns = t->ncolumns;
-    if (r != last) {
-        for (size_t k = 0; k < ncolumns; k++) {
-            size_t sz = sizes[k];
-            move_elem(cols[k] + r * sz, cols[k] + last * sz, sz);
-        }
-        uint32_t moved = t->row_slots_w[last];
-        t->row_slots_w[r] = moved;
-        t->slots_w[moved].row = (uint32_t)r;
-    } else {
-        for (size_t k = 0; k < ncolumns; k++) {
-            zero_elem(cols[k] + last * sizes[k], sizes[k]);
-        }
-    }
-    t->count = last;
-}
-
-/* Free handle slot i (stamp already 0) whose last generation was gen:
- * queue it with its next generation, or retire it. The ring has room for
- * every slot. */
-static void release_slot(ark_table *t, uint64_t i, uint32_t gen) {
-    if (gen >= t->layout.gen_max) {
-        t->retired++;
-        return;
-    }
-    t->slots_w[i].row = gen + 1;
-    t->ring[(t->free_head + t->free_len) & (t->slot_cap - 1)] = (uint32_t)i;
-    t->free_len++;
-}
-
-/* Check h and mark its slot not live (stamp 0, row kept): the first half
- * of both removals. */
-static ark_status detach(ark_table *t, ark_handle h, uint64_t *i,
-                         uint32_t *gen) {
-    ark_status s = ark_table_check(t, h);
-    if (s != ARK_OK) {
-        return s;
-    }
-    *i = ark__handle_index(&t->layout, h);
-    *gen = t->slots_w[*i].stamp - 1;
-    t->slots_w[*i].stamp = 0;
-    return ARK_OK;
+size_t ark_table_count(const ark_table *t) {
+    assert(t != NULL);
+    return t->s.count;
 }
 
 ark_status ark_table_remove(ark_table *t, ark_handle h) {
-    uint64_t i;
-    uint32_t gen;
-    ark_status s = detach(t, h, &i, &gen);
-    if (s == ARK_OK) {
-        pop_row(t, t->slots_w[i].row);
-        release_slot(t, i, gen);
-    }
-    return s;
+    assert(t != NULL);
+    return ark__slots_remove(&t->s, &t->view.slots, &table_ops, t, h);
 }
 
 ark_status ark_table_remove_later(ark_table *t, ark_handle h) {
-    uint64_t i;
-    uint32_t gen;
-    ark_status s = detach(t, h, &i, &gen);
-    if (s == ARK_OK) {
-        /* The slot keeps its row (moves still update it) until the flush. */
-        t->pending[t->pending_len++] = i | (uint64_t)gen << 32;
-    }
-    return s;
+    assert(t != NULL);
+    return ark__slots_remove_later(&t->s, h);
 }
 
 size_t ark_table_flush(ark_table *t) {
     assert(t != NULL);
-    size_t n = t->pending_len;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t i = t->pending[k] & UINT32_MAX;
-        pop_row(t, t->slots_w[i].row);
-        release_slot(t, i, (uint32_t)(t->pending[k] >> 32));
+    return ark__slots_flush(&t->s);
+}
+
+void ark_table_clear(ark_table *t, bool table_run_hook) {
+    assert(t != NULL);
+    ark__slots_clear(&t->s, table_run_hook);
+}
+
+ark_status ark_table_reserve(ark_table *t, size_t n) {
+    assert(t != NULL);
+    if (n <= t->s.count) {
+        return ARK_OK;
     }
-    t->pending_len = 0;
-    return n;
+    /* Marked rows keep their places until a flush. */
+    size_t marked = t->view.rows - t->s.count;
+    if (n > t->max_cap - marked) {
+        return ARK_EFULL;
+    }
+    ark_status st = ark__slots_reserve(&t->s, n);
+    if (st == ARK_OK && n + marked > t->cap) {
+        st = grow_rows(t, n + marked);
+    }
+    return st;
+}
+
+ark_handle ark_table_seal(const ark_table *t, ark_handle h) {
+    assert(t != NULL);
+    return ark__slots_seal(&t->s, h);
+}
+
+ark_handle ark_table_unseal(const ark_table *t, ark_handle wire) {
+    assert(t != NULL);
+    return ark__slots_unseal(&t->s, wire);
+}
+
+/* ---- checks for the tests ---------------------------------------------- */
+
+size_t ark__table_capacity(const ark_table *t) { return t->cap; }
+
+size_t ark__table_vm_rows(const ark_table *t) {
+    return t->vm_base != NULL ? t->vm_rows : 0;
+}
+
+/* Every row's slot points back at it and is live or marked (or dying);
+ * rows = live + marked + dying. */
+static ark_status validate_rows(const ark_table *t) {
+    const ark__slots *s = &t->s;
+    const ark__table_slot *slots = slot_array(t);
+    size_t marked = (s->npending - s->pending_done) +
+                    (s->ndoomed - s->doomed_done) + (s->dying != 0);
+    if (t->cap % 8 != 0 || t->view.rows > t->cap ||
+        t->view.rows != s->count + marked) {
+        return ARK_ECORRUPT;
+    }
+    for (size_t r = 0; r < t->view.rows; r++) {
+        uint32_t i = t->row_slots[r];
+        if (i == 0 || i >= s->issued || slots[i].row != r) {
+            return ARK_ECORRUPT;
+        }
+    }
+    return ARK_OK;
 }
 
 ark_status ark__table_validate(const ark_table *t, bool all_padding) {
     assert(t != NULL);
-    if (t->cap % 8 != 0 || t->count > t->cap || t->pending_len > t->count ||
-        t->issued > t->slot_cap || t->free_len > t->slot_cap) {
-        return ARK_ECORRUPT;
+    ark_status st = validate_rows(t);
+    if (st == ARK_OK) {
+        st = ark__slots_validate(&t->s, NULL);
     }
-    /* Classify every issued slot: live and pending ones by their rows. */
-    uint64_t live = 0, pending = 0;
-    for (size_t r = 0; r < t->count; r++) {
-        uint32_t i = t->row_slots[r];
-        if (i == 0 || i >= t->issued || t->slots[i].row != r) {
-            return ARK_ECORRUPT;
-        }
-        if (t->slots[i].stamp != 0) {
-            live++;
-        } else {
-            pending++;
-        }
+    if (st != ARK_OK) {
+        return st;
     }
-    if (pending != t->pending_len) {
-        return ARK_ECORRUPT;
-    }
-    for (size_t k = 0; k < t->pending_len; k++) {
-        uint64_t i = t->pending[k] & UINT32_MAX;
-        if (i == 0 || i >= t->issued || t->slots[i].stamp != 0 ||
-            t->slots[i].row >= t->count || t->row_slots[t->slots[i].row] != i) {
-            return ARK_ECORRUPT;
-        }
-    }
-    for (uint64_t k = 0; k < t->free_len; k++) {
-        uint32_t i = t->ring[(t->free_head + k) & (t->slot_cap - 1)];
-        if (i == 0 || i >= t->issued || t->slots[i].stamp != 0 ||
-            t->slots[i].row == 0 || t->slots[i].row > t->layout.gen_max) {
-            return ARK_ECORRUPT;
-        }
-    }
-    if (t->issued > 0 &&
-        live + pending + t->free_len + t->retired != t->issued - 1) {
-        return ARK_ECORRUPT;
-    }
-    size_t end = all_padding ? t->cap : round_up(t->count, 8);
-    for (size_t k = 0; k < t->ncolumns; k++) {
+    size_t rows = t->view.rows;
+    size_t end = all_padding ? t->cap : ark__round_up(rows, 8);
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
         if ((uintptr_t)t->columns[k] % 64 != 0) {
             return ARK_ECORRUPT;
         }
         const char *c = t->columns[k];
-        for (size_t b = t->count * t->sizes[k]; b < end * t->sizes[k]; b++) {
+        for (size_t b = rows * t->sizes[k]; b < end * t->sizes[k]; b++) {
             if (c[b] != 0) {
                 return ARK_ECORRUPT;
             }

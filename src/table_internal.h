@@ -16,4 +16,11 @@
  */
 ark_status ark__table_validate(const ark_table *t, bool all_padding);
 
+/* Return the row capacity of the columns. */
+size_t ark__table_capacity(const ark_table *t);
+
+/* Return the rows reserved per column on the virtual-memory path, or 0 on
+ * the allocator path. */
+size_t ark__table_vm_rows(const ark_table *t);
+
 #endif /* ARK_TABLE_INTERNAL_H */

@@ -41,6 +41,27 @@ extern "C" {
 #define ARK_ALWAYS_INLINE
 #endif
 
+/* Private: the external definitions of the private inline helpers below
+ * are not exported from a shared ark: gcc and clang inline them at every
+ * optimisation level (ARK_ALWAYS_INLINE). Only MSVC may leave them out of
+ * line in debug builds, so there they are exported. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define ARK_INLINE_API ARK_API
+#else
+#define ARK_INLINE_API
+#endif
+
+/* Private: how the public headers define their inline functions. In C:
+ * C11 inline, with the one external definition in the library. In C++ an
+ * inline function is emitted as a COMDAT copy wherever it is not inlined,
+ * and some linkers (MinGW's) reject such a copy next to the library's
+ * strong definition: C++ sees them as static inline instead. */
+#ifdef __cplusplus
+#define ARK_INLINE static inline
+#else
+#define ARK_INLINE inline
+#endif
+
 /* Private: branch hints for hot loops. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -53,6 +74,12 @@ typedef uint64_t ark_handle;
 
 /* The handle no container ever issues. */
 #define ARK_NULL_HANDLE ((ark_handle)0)
+
+/* Pools and tables reuse a freed slot (oldest first) only once this many
+ * are free, or when the index space is used up. A handle removed a moment
+ * ago is thus not revalidated by the next insert, and generations are
+ * spent evenly over all slots, delaying retirement. */
+#define ARK_REUSE_DELAY 64
 
 /* X-macro: one table generates the enum and the strings. */
 #define ARK_STATUS_MAP(X)                                                      \
@@ -114,38 +141,96 @@ typedef struct ark_handle_layout {
 } ark_handle_layout;
 
 /*
- * Private: return the stamp a live slot must hold for handle h to be valid.
- * Slots store generation + 1 as a uint32 (0 = free). The handle's bits
- * above the index are xored with the expected tag, which zeroes a correct
- * tag, and 1 is added in 64 bits: the result equals a stored stamp only if
- * the tag is exact, no stray bit is set and the generation is in range; it
- * is never 0, so a free slot never matches, even for generation 2^32 - 1.
+ * Private: the part of a pool or table that its inline lookups read (the
+ * first member of both structs). Slot i of the container is
+ *   flat + i * stride                       for i < nflat,
+ *   pages[k] + (j & page_mask) * stride     for nflat <= i < cap, where
+ *                                           j = i - nflat, k = j >> page_shift.
+ * Every slot below cap starts with a uint32 stamp: generation + 1 while the
+ * slot is live, 0 otherwise. Slot 0 is never live and always readable,
+ * even while cap is 0 (then flat points at a static zero slot and nflat is
+ * 1). data_off is the offset of what the slot carries (a pool's element, a
+ * table's row number).
  */
-inline uint64_t ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
+typedef struct ark__slot_view {
+    ark_handle_layout layout;
+    char *flat;
+    char *const *pages;
+    uint64_t nflat;
+    uint64_t cap;
+    size_t stride;
+    size_t data_off;
+    uint64_t page_mask;
+    unsigned page_shift;
+} ark__slot_view;
+
+/*
+ * Private: return the stamp a live slot must hold for handle h to be valid.
+ * The handle's bits above the index are xored with the expected tag, which
+ * zeroes a correct tag, and 1 is added in 64 bits: the result equals a
+ * stored uint32 stamp only if the tag is exact, no stray bit is set and the
+ * generation is in range; it is never 0, so a free slot never matches.
+ */
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
     return ((h >> l->index_bits) ^ l->tag_high) + 1;
 }
 
 /* Private: count trailing zeros of a non-zero 64-bit word. */
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
-inline unsigned ark__ctz64(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
     unsigned long i;
     _BitScanForward64(&i, x);
     return (unsigned)i;
 }
 #else
-inline unsigned ark__ctz64(uint64_t x) { return (unsigned)__builtin_ctzll(x); }
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
+    return (unsigned)__builtin_ctzll(x);
+}
 #endif
 
 /* Private: the slot index of a handle. */
-inline uint64_t ark__handle_index(const ark_handle_layout *l, ark_handle h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t
+ark__handle_index(const ark_handle_layout *l, ark_handle h) {
     return h & l->index_mask;
 }
 
 /* Private: compose a handle from an index and a generation. */
-inline ark_handle ark__handle_make(const ark_handle_layout *l, uint64_t index,
-                                   uint32_t gen) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_handle
+ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen) {
     return index | ((uint64_t)gen << l->index_bits) | l->tag_value;
+}
+
+/* Private: the address of slot i of v past the flat range (rare). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_paged(const ark__slot_view *v,
+                                                   uint64_t i) {
+    uint64_t j = i - v->nflat;
+    return v->pages[j >> v->page_shift] +
+           (size_t)(j & v->page_mask) * v->stride;
+}
+
+/* Private: the address of slot i of v (i < cap, or i == 0). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
+                                                uint64_t i) {
+    if (ARK_LIKELY(i < v->nflat)) {
+        return v->flat + (size_t)i * v->stride;
+    }
+    return ark__slot_paged(v, i);
+}
+
+/* Private: the slot handle h names if it is live, else NULL. Reads nothing
+ * outside the container whatever h is. Every field is read before any
+ * branch and an index out of range reads slot 0 (stamp 0 forever, so it
+ * never matches): in a loop of lookups the compiler keeps the fields in
+ * registers and each lookup is a few instructions and one slot load. */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
+                                                  ark_handle h) {
+    uint64_t expect = ark__handle_stamp(&v->layout, h);
+    uint64_t i = h & v->layout.index_mask;
+    i = i < v->cap ? i : 0;
+    char *slot = ark__slot_at(v, i);
+    return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
 }
 
 #ifdef __cplusplus

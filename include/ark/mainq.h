@@ -1,12 +1,12 @@
 /*
- * ark/mainq.h - a main-thread task queue (seed 003, Cocos2d-x's
+ * ark/mainq.h - a main-thread task queue (after Cocos2d-x's
  * Scheduler::performFunctionInCocosThread).
  *
  * Any thread posts a function and its argument; the main loop calls
  * ark_mainq_run once per frame, which takes the queued tasks out under the
  * lock and runs them after unlocking. So a task may post new tasks without
  * deadlock (they wait for the next run, never the current one), and no
- * task ever runs while the lock is held. ark_mainq_run(q, 1) is the seed's
+ * task ever runs while the lock is held. ark_mainq_run(q, 1) is Cocos2d-x's
  * "one texture upload per frame".
  *
  * Invariants:
@@ -21,6 +21,10 @@
  * outgrows every chunk it has held before (tasks live in chunks of 64 that
  * are recycled, so a steady frame loop does not allocate). run is O(1)
  * under the lock plus the tasks it runs.
+ *
+ * Sizes: the queue allocates only its own struct and fixed-size chunks of
+ * 64 tasks (about 1 KiB on 64-bit targets); no allocation size depends on
+ * a count, so none can overflow. Pending tasks are bounded by memory only.
  *
  * Thread-safety: post and pending from any thread. run, drain and destroy
  * from one thread (the main thread); run and drain called from inside a

@@ -1,28 +1,47 @@
 /*
  * ark/pool.h - stable storage with holes, addressed by generational handles.
  *
- * A pool stores fixed-size elements in fixed-size pages. An element's
- * address never changes while it is live and growth never copies elements,
- * so raw pointers may be kept for the life of an element. Each slot holds a
+ * A pool stores fixed-size elements in slots. An element's address never
+ * changes while it is live and growth never copies elements, so raw
+ * pointers may be kept for the life of an element. Each slot holds a
  * 32-bit stamp (generation + 1, or 0 while free) next to the element, so a
- * lookup touches the page table (small, cached) and one slot.
+ * lookup touches one slot.
  *
  * Invariants:
  * - Handle 0 is never issued; slot index 0 is never used.
  * - A handle is accepted only if its index, generation and tag are exactly
  *   those of a live element. Any 64-bit value may be passed to get and
  *   check: they never read outside the pool.
- * - A slot is freed into a FIFO queue and is reused only once the queue
- *   holds ARK_POOL_REUSE_DELAY slots or no fresh slot is left, so a slot
- *   that was just freed is not the next one issued. That spreads reuse
- *   evenly over all free slots, delaying generation exhaustion; a slot
- *   whose generation is exhausted is retired for good.
+ * - A freed slot is reused only once ARK_REUSE_DELAY slots are free (oldest
+ *   first) or the index space is used up; a slot whose generations are
+ *   used up is retired for good. The same operations always issue the
+ *   same handles.
  * - Iteration visits live elements in slot order through an occupancy
  *   bitmap, skipping 64 empty slots per word.
  *
+ * Handles are not secret. A handle is an index and a generation: whoever
+ * sees a few can guess others that are live. Give handles to untrusted
+ * clients only sealed (ark_pool_seal): a sealed value that is guessed or
+ * altered names a live element no more often than a random number would.
+ *
+ * Storage: with the C library allocator on a platform with virtual memory
+ * the pool reserves address space for max_elements slots (default: about
+ * ARK_POOL_DEFAULT_RESERVE_BYTES) and commits it as it grows, so a lookup
+ * is base + index * stride. Past the reservation, or with a custom
+ * allocator, slots live in pages from the allocator (one more load per
+ * lookup, through a small page table). Either way elements never move.
+ *
+ * Removal hooks: on_remove runs once for every element removed by remove,
+ * flush and clear(true). While it runs the element's handle still resolves
+ * (get returns it; removing it again is a no-op returning ARK_OK), and the
+ * hook may call remove, remove_later, insert, alloc, get and check on the
+ * same pool: a remove it makes is carried out, with its own hook, right
+ * after the hook returns. flush and clear called from a hook do nothing;
+ * destroy must not be called from a hook.
+ *
  * Cost model: get, check, insert, remove, remove_later are O(1); insert
- * allocates a page every page's worth of fresh slots; iteration is O(slots
- * / 64 + live).
+ * allocates only when a new page or reserved range is needed; iteration is
+ * O(slots / 64 + live).
  *
  * Thread-safety: none; a pool may be read by several threads at once if
  * none writes.
@@ -36,64 +55,57 @@
 extern "C" {
 #endif
 
-/* Freed slots wait in the FIFO queue until this many are queued (or no
- * fresh slot is left) before they are reused. */
-#define ARK_POOL_REUSE_DELAY 64
+/* The largest element and alignment a pool accepts, in bytes. */
+#define ARK_POOL_MAX_ELEM_SIZE ((size_t)1 << 16)
+#define ARK_POOL_MAX_ELEM_ALIGN ((size_t)1 << 12)
 
-/* Private: every page holds 4096 slots (fewer only when the index bits
- * address fewer). A constant keeps the lookup free of loads and variable
- * shifts; 10M elements need a 20 KB page table, which stays in L1. */
-#define ARK_POOL_PAGE_SHIFT 12
-#define ARK_POOL_PAGE_MASK ((uint64_t)4095)
+/* Address space a default pool reserves (max_elements 0), in bytes. */
+#define ARK_POOL_DEFAULT_RESERVE_BYTES ((uint64_t)1 << 30)
 
 /*
  * Pool configuration. Zero fields take their defaults, so
  * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
  */
 typedef struct ark_pool_config {
-    size_t elem_size;    /* bytes per element; must be > 0 */
-    size_t elem_align;   /* power of two; 0 = alignof(max_align_t) */
+    size_t elem_size; /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
+    /* Power of two, at most ARK_POOL_MAX_ELEM_ALIGN. 0 = the largest
+     * power of two dividing elem_size, at most alignof(max_align_t): right
+     * for any type of that size. Pass _Alignof(T) (C11) or alignof(T)
+     * (C++) when T needs less, e.g. 4 for a struct of four floats: its
+     * slot is then 20 bytes instead of 32. */
+    size_t elem_align;
     unsigned index_bits; /* 1..32, 0 = 32: slot index bits of a handle */
     unsigned gen_bits;   /* 1..32, 0 = 32: generation bits of a handle */
     unsigned tag_bits;   /* tag bits above index and generation; 0 = none */
     uint64_t tag;        /* this pool's tag; must fit in tag_bits */
+    /* Elements to reserve address space for (default allocator only); 0 =
+     * ARK_POOL_DEFAULT_RESERVE_BYTES worth. A hint, not a limit: past it
+     * the pool grows in pages, a little slower to look up. */
+    size_t max_elements;
+    /* Key of ark_pool_seal; 0 = drawn from the OS's entropy at create. */
+    uint64_t seal_key;
     const ark_allocator *allocator; /* NULL = the C library */
-    /* Called with each element removed by remove, flush and clear(true). */
-    void (*on_remove)(void *elem, void *user);
+    /* Called once with each element removed by remove, flush and
+     * clear(true), and its handle; see "Removal hooks" above. */
+    void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user; /* passed to on_remove */
 } ark_pool_config;
 
-/* A pool. The fields are private; they are declared here only so that the
- * inline functions below can read them. */
-typedef struct ark_pool {
-    /* private, read by the inline functions */
-    char *flat;               /* reserved range holding every slot, or NULL */
-    char **pages;             /* page k holds slots k * 4096 .. */
-    uint64_t *live;           /* occupancy bitmap, one bit per slot */
-    ark_handle_layout layout; /* handle bit layout */
-    uint64_t issued;          /* slots [0, issued) have been initialised */
-    size_t stride;            /* bytes per slot: stamp, element, padding */
-    size_t elem_off;          /* element offset inside its slot */
-    /* private, used by pool.c only */
-    size_t live_cap;                    /* words allocated for live */
-    size_t npages, pages_cap, addr_cap; /* pages, table capacities */
-    uint64_t capacity;                  /* slots covered by pages */
-    uint64_t limit;                     /* slots the index bits can address */
-    uint32_t *free_ring;                /* FIFO of free slot indices */
-    uint64_t free_cap, free_head, free_len;
-    uint64_t *pending; /* remove_later: index | gen << 32 */
-    size_t pending_len, pending_cap;
-    size_t *by_addr;  /* page numbers by address, for handle_of */
-    size_t count;     /* live elements */
-    uint64_t retired; /* slots whose generations are exhausted */
-    size_t elem_size, page_bytes, page_align;
-    char *flat_base;       /* the reservation holding flat */
-    size_t flat_bytes;     /* size of the reservation at flat_base */
-    size_t flat_committed; /* bytes from flat that are committed */
-    ark_allocator alloc;
-    void (*on_remove)(void *elem, void *user);
-    void *user;
-} ark_pool;
+/* A pool (opaque). */
+typedef struct ark_pool ark_pool;
+
+/* Private: what the inline functions read, the first member of a pool:
+ * the slots (see ark__slot_view in core.h; data_off is the element's
+ * offset in its slot) and the occupancy bitmap, one bit per slot. */
+typedef struct ark__pool_view {
+    ark__slot_view slots;
+    uint64_t *live;
+} ark__pool_view;
+
+ARK_ALWAYS_INLINE ARK_INLINE const ark__pool_view *
+ark__pool_view_of(const ark_pool *p) {
+    return (const ark__pool_view *)(const void *)p;
+}
 
 /*
  * Create a pool. *out is set only on success.
@@ -124,66 +136,56 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
 ARK_API ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                    ark_handle *out);
 
-/* Private: the address of slot i (i < issued). Pools made with the C
- * library allocator keep their slots in one reserved range, so the common
- * lookup is base + i * stride with no page-table load. */
-inline char *ark__pool_slot(const ark_pool *p, uint64_t i) {
-    if (p->flat != NULL) {
-        return p->flat + (size_t)i * p->stride;
-    }
-    return p->pages[i >> ARK_POOL_PAGE_SHIFT] +
-           (size_t)(i & ARK_POOL_PAGE_MASK) * p->stride;
-}
-
 /*
  * Return the element a handle refers to, or NULL if the handle is not
  * exactly that of a live element (null, stale, forged, foreign, removed
  * with remove_later). Never reads outside the pool, whatever h is.
- * Complexity: O(1), two dependent loads (page table, slot).
+ * Complexity: O(1); one slot is read (plus the page table past the
+ * reserved range).
  */
-inline void *ark_pool_get(const ark_pool *p, ark_handle h) {
-    uint64_t i = ark__handle_index(&p->layout, h);
-    if (i >= p->issued) {
-        return NULL;
-    }
-    char *slot = ark__pool_slot(p, i);
-    uint32_t stamp;
-    stamp = *(const uint32_t *)(const void *)slot;
-    if (stamp != ark__handle_stamp(&p->layout, h)) {
-        return NULL;
-    }
-    return slot + p->elem_off;
+ARK_INLINE void *ark_pool_get(const ark_pool *p, ark_handle h) {
+    const ark__slot_view *v = &ark__pool_view_of(p)->slots;
+    char *slot = ark__slot_live(v, h);
+    return slot != NULL ? slot + v->data_off : NULL;
 }
 
 /*
- * Return why a handle is or is not valid: ARK_OK (live), ARK_ENULL (0),
- * ARK_EFOREIGN (another tag, or bits set above the tag), ARK_ERANGE (index
- * never issued), ARK_ESTALE (slot free, pending removal, or holding another
- * generation).
+ * Return why a handle is or is not valid: ARK_OK (live, or its on_remove
+ * is running), ARK_ENULL (0), ARK_EFOREIGN (another tag, or bits set above
+ * the tag), ARK_ERANGE (index never issued), ARK_ESTALE (slot free, marked
+ * for removal, or holding another generation).
  */
 ARK_API ark_status ark_pool_check(const ark_pool *p, ark_handle h);
 
 /*
- * Remove an element: run on_remove on it, then free its slot. The handle
- * and every copy of it become stale at once.
- * Errors: as ark_pool_check; the pool is unchanged on error.
+ * Remove an element: unlink it, run on_remove on it, then free its slot.
+ * The handle and every copy of it become stale. From a hook, the removal
+ * happens right after the running hook returns (see "Removal hooks").
+ * Errors: as ark_pool_check, plus ARK_ENOMEM when called from a hook and
+ * the list of removals to carry out could not grow. The pool is unchanged
+ * on error. Removing the element whose hook is running returns ARK_OK and
+ * does nothing more.
  */
 ARK_API ark_status ark_pool_remove(ark_pool *p, ark_handle h);
 
 /*
  * Mark an element for removal at the next ark_pool_flush. It disappears
- * from get, check and iteration at once (and count drops), but its memory
- * stays readable and its slot is not reused until the flush, which runs
- * on_remove and frees the slot. Safe during iteration.
- * Errors: as ark_pool_check, plus ARK_ENOMEM (pending list could not grow).
+ * from get, check, count and iteration at once, but its memory stays
+ * readable and its slot is not reused until the flush, which runs
+ * on_remove and frees the slot. Safe during iteration and from hooks.
+ * Errors: as ark_pool_check, plus ARK_ENOMEM (the pending list could not
+ * grow); the pool is unchanged on error.
  */
 ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
 
 /* Run on_remove on and free every element marked by remove_later, in the
- * order they were marked. Returns how many were freed. */
+ * order they were marked, including those hooks mark during the flush.
+ * Returns how many marked elements were freed (elements that hooks remove
+ * with ark_pool_remove during the flush are freed too, but not counted).
+ * Does nothing (returns 0) from a hook. */
 ARK_API size_t ark_pool_flush(ark_pool *p);
 
-/* Return the number of live elements (pending removals excluded). */
+/* Return the number of live elements (marked ones excluded). */
 ARK_API size_t ark_pool_count(const ark_pool *p);
 
 /*
@@ -195,18 +197,39 @@ ARK_API size_t ark_pool_count(const ark_pool *p);
 ARK_API ark_status ark_pool_reserve(ark_pool *p, size_t n);
 
 /*
- * Remove every element, live and pending, running on_remove on each when
- * run_hook is true. Every outstanding handle becomes stale. Pages are kept
- * for reuse.
+ * Remove every element, live and marked, running on_remove on each when
+ * run_hook is true. Returns when no element is live or marked, so
+ * elements that hooks insert meanwhile are removed too (a hook that always
+ * inserts never lets clear return). Every outstanding handle becomes
+ * stale. Storage is kept for reuse. Does nothing when called from a hook.
  */
 ARK_API void ark_pool_clear(ark_pool *p, bool run_hook);
 
 /*
  * Return the handle of the live element at address elem, or
- * ARK_NULL_HANDLE if elem is not the address of a live element of p.
- * Complexity: O(log pages).
+ * ARK_NULL_HANDLE if elem is not the address of a live element of p (an
+ * element whose on_remove is running counts as live).
+ * Complexity: O(1) in the reserved range, O(log pages) past it.
  */
 ARK_API ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem);
+
+/*
+ * Return h sealed for the wire: a keyed permutation of the layout's bits
+ * (index + generation + tag bits; with 20 + 12 bits the result is below
+ * 2^32). Without the key a sealed value cannot be told from a random one,
+ * so a guessed or altered value names a live element with probability
+ * live / 2^bits. Bits of h above the layout are kept as they are.
+ * Complexity: O(1), a few ns.
+ */
+ARK_API ark_handle ark_pool_seal(const ark_pool *p, ark_handle h);
+
+/*
+ * Return the handle a sealed value stands for: ark_pool_unseal(p,
+ * ark_pool_seal(p, h)) == h for every h. Any value may be given: pass the
+ * result to get or check, which reject what is not live (a value with bits
+ * above the layout keeps them, so it is rejected as foreign).
+ */
+ARK_API ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire);
 
 /*
  * Call fn on every live element in slot order until it returns false.
@@ -232,80 +255,99 @@ ARK_API void ark_pool_each(ark_pool *p,
 typedef struct ark_pool_iter {
     void *elem;        /* current element, NULL at the end */
     ark_handle handle; /* its handle */
-    const ark_pool *pool;
-    char *base;    /* slot address of the current word's first slot */
-    uint64_t word; /* current bitmap word */
-    uint64_t bits; /* live bits of that word not visited yet */
+    /* private */
+    const ark__pool_view *pool;
+    char *slot;         /* the current slot */
+    uint64_t index;     /* its index */
+    uint64_t bits;      /* live bits of its word from it on (bit 0 = it) */
+    uint64_t word;      /* the bitmap word being walked */
+    size_t stride, off; /* copies of the pool's, kept in registers */
 } ark_pool_iter;
 
-/* Private: move to the next live slot. The bits of a word are taken when
- * the walk enters it (a 1-cycle dependency per step instead of re-reading
- * the word); a slot removed since then is skipped because its stamp is 0.
- * The bitmap is read through the pool because inserts may reallocate it;
- * pages never move. */
-ARK_ALWAYS_INLINE inline void ark__pool_iter_advance(ark_pool_iter *it) {
-    const ark_pool *p = it->pool;
+/* Private: set the iterator at the live slot it is on. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_at(ark_pool_iter *it,
+                                                    uint32_t stamp) {
+    it->elem = it->slot + it->off;
+    it->handle =
+        ark__handle_make(&it->pool->slots.layout, it->index, stamp - 1);
+}
+
+/* Private: move past the current slot to the next live one. The bits of
+ * a word are taken when the walk enters it (a 1-cycle dependency per step
+ * instead of re-reading the word); a slot removed since then is skipped
+ * because its stamp is 0. The bitmap is read through the pool because
+ * inserts may reallocate it; slots never move, and the 64 slots of a word
+ * are always contiguous. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
+    const ark__pool_view *p = it->pool;
+    uint64_t bits = it->bits & ~(uint64_t)1; /* the current slot is done */
     for (;;) {
-        while (it->bits != 0) {
-            unsigned b = ark__ctz64(it->bits);
-            it->bits &= it->bits - 1;
-            char *slot = it->base + (size_t)b * p->stride;
-            uint32_t stamp = *(const uint32_t *)(const void *)slot;
+        if (bits != 0) {
+            unsigned b = ark__ctz64(bits);
+            bits >>= b;
+            it->index += b;
+            it->slot += (size_t)b * it->stride;
+            uint32_t stamp = *(const uint32_t *)(const void *)it->slot;
             if (stamp != 0) {
-                it->elem = slot + p->elem_off;
-                it->handle = ark__handle_make(&p->layout, (it->word << 6) | b,
-                                              stamp - 1);
+                it->bits = bits;
+                ark__pool_iter_at(it, stamp);
                 return;
             }
+            bits &= ~(uint64_t)1;
+            continue;
         }
-        uint64_t words = (p->issued + 63) >> 6;
+        uint64_t words = (p->slots.cap + 63) >> 6;
         uint64_t w = it->word + 1;
         while (w < words && p->live[w] == 0) {
             w++;
         }
         if (w >= words) {
             it->elem = NULL;
+            it->bits = 0;
             return;
         }
-        uint64_t first = w << 6;
         it->word = w;
-        it->bits = p->live[w];
-        it->base = ark__pool_slot(p, first);
+        bits = p->live[w];
+        it->index = w << 6;
+        it->slot = ark__slot_at(&p->slots, it->index);
     }
 }
 
 /* Return an iterator at the first live element (or at the end). */
-ARK_ALWAYS_INLINE inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_pool_iter
+ark_pool_iter_begin(const ark_pool *p) {
     ark_pool_iter it;
     it.elem = NULL;
     it.handle = ARK_NULL_HANDLE;
-    it.pool = p;
-    it.base = NULL;
-    it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.pool = ark__pool_view_of(p);
+    it.slot = NULL;
+    it.index = 0;
     it.bits = 0;
+    it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.stride = it.pool->slots.stride;
+    it.off = it.pool->slots.data_off;
     ark__pool_iter_advance(&it);
     return it;
 }
 
 /* Return true while the iterator is at an element. */
-ARK_ALWAYS_INLINE inline bool ark_pool_iter_valid(const ark_pool_iter *it) {
+ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
 }
 
-/* Advance to the next live element. The common step (the next live bit
- * of the current word, slot not removed since) is straight-line code; the
- * general walk handles the rest. */
-ARK_ALWAYS_INLINE inline void ark_pool_iter_next(ark_pool_iter *it) {
-    if (ARK_LIKELY(it->bits != 0)) {
-        const ark_pool *p = it->pool;
-        unsigned b = ark__ctz64(it->bits);
-        char *slot = it->base + (size_t)b * p->stride;
+/* Advance to the next live element. The common step (the next slot is
+ * live and was not removed since the walk entered its word) is a shift,
+ * an add and one stamp load; the general walk handles the rest. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
+    uint64_t bits = it->bits >> 1;
+    if (ARK_LIKELY(bits & 1)) {
+        char *slot = it->slot + it->stride;
         uint32_t stamp = *(const uint32_t *)(const void *)slot;
         if (ARK_LIKELY(stamp != 0)) {
-            it->bits &= it->bits - 1;
-            it->elem = slot + p->elem_off;
-            it->handle =
-                ark__handle_make(&p->layout, (it->word << 6) | b, stamp - 1);
+            it->bits = bits;
+            it->slot = slot;
+            it->index++;
+            ark__pool_iter_at(it, stamp);
             return;
         }
     }

@@ -5,22 +5,27 @@
  * A table keeps the hot data of many objects (positions, velocities, hit
  * points) as ncolumns tightly packed columns: column k is a plain array of
  * fixed-size elements and row r of every column belongs to the same object.
- * Rows live packed in [0, count); removing a row moves the last row into
+ * Rows live packed in [0, rows); removing a row moves the last row into
  * the hole (swap-and-pop, in every column), so per-frame loops run over
  * dense arrays the compiler can vectorize, while handles stay valid across
  * the moves through an index table (handle -> slot -> row).
  *
  * Invariants:
  * - Every column starts 64-byte aligned; the row capacity is a multiple of
- *   8, and rows in [count, round_up(count, 8)) are zero, so a SIMD loop may
+ *   8, and rows in [rows, round_up(rows, 8)) are zero, so a SIMD loop may
  *   run over whole groups of 8 rows (it must leave those rows zero).
  * - Handle 0 is never issued; slot index 0 is never used. A handle is
  *   accepted only if its index, generation and tag are exactly those of a
  *   live row. Any 64-bit value may be passed to row and check: they never
  *   read outside the table.
- * - Freed handle slots are reused in FIFO order once ARK_TABLE_REUSE_DELAY
- *   of them are queued (or no fresh slot is left); a slot reused
- *   2^gen_bits - 1 times is retired for good, as in ark_pool.
+ * - Handle slots follow the same rules as ark_pool's (one implementation
+ *   serves both): FIFO reuse after ARK_REUSE_DELAY, retirement, removal
+ *   hooks that may call back, sealing for the wire. Handles are not
+ *   secret: seal them (ark_table_seal) before they reach a client.
+ * - count is the number of live rows. Rows marked by remove_later keep
+ *   their place until ark_table_flush, so the rows a loop walks are
+ *   [0, ark_table_rows(t)), live and marked; ark_table_handle_at gives
+ *   ARK_NULL_HANDLE for a marked row.
  * - Storage: with the default allocator on a platform with virtual memory
  *   (POSIX mmap, Windows VirtualAlloc) the table reserves address space for
  *   max_rows rows per column at create and commits pages as it grows, so
@@ -30,7 +35,14 @@
  *   that is reallocated (and copied) as the table doubles. The handle
  *   index tables always go through the allocator.
  *
- * Cost model: row, handle_at, column, count, check: O(1) (row is two
+ * Removal hooks: on_remove(NULL, h, user) runs once for every row removed
+ * by remove, flush and clear(true), before the row is popped: while it
+ * runs ark_table_row(t, h) still gives the row, and the hook may call
+ * remove, remove_later, insert, row and check on the same table (a remove
+ * it makes is carried out right after it returns). flush and clear called
+ * from a hook do nothing; destroy must not be called from a hook.
+ *
+ * Cost model: row, handle_at, column, rows, check: O(1) (row is two
  * dependent loads: the slot, then the caller's column). insert, remove,
  * remove_later: O(ncolumns) amortised; growth doubles the capacity.
  * flush: O(pending * ncolumns).
@@ -49,10 +61,6 @@ extern "C" {
 
 /* The row ark_table_row returns for a handle that is not live. */
 #define ARK_NO_ROW ((size_t)-1)
-
-/* Freed handle slots wait in a FIFO queue until this many are queued (or
- * no fresh slot is left) before they are reused. */
-#define ARK_TABLE_REUSE_DELAY 64
 
 /* max_rows when the config leaves it 0 (further capped by the index bits
  * and by ARK_TABLE_RESERVE_BYTES / row bytes). */
@@ -80,47 +88,39 @@ typedef struct ark_table_config {
      * ARK_TABLE_DEFAULT_MAX_ROWS. A hint, not a limit: growing past it
      * moves the columns once into a reservation twice as large. */
     size_t max_rows;
+    /* Key of ark_table_seal; 0 = drawn from the OS's entropy at create. */
+    uint64_t seal_key;
     const ark_allocator *allocator; /* NULL = the C library (+ vmem) */
+    /* Called once for each row removed by remove, flush and clear(true),
+     * with elem NULL; see "Removal hooks" above. */
+    void (*on_remove)(void *elem, ark_handle h, void *user);
+    void *user; /* passed to on_remove */
 } ark_table_config;
 
 /* Private: what the index table stores per handle slot. */
 typedef struct ark__table_slot {
-    uint32_t stamp; /* generation + 1 while live, 0 while free/pending */
-    uint32_t row;   /* live or pending: its row; free: next generation */
+    uint32_t stamp; /* generation + 1 while live, 0 otherwise */
+    uint32_t row;   /* live or marked: its row; free: next generation */
 } ark__table_slot;
 
-/* A table. The fields are private; they are declared here only so that
- * the inline functions below can read them. */
-typedef struct ark_table {
-    /* private, read by the inline functions */
-    char **columns;               /* ncolumns column bases */
-    const ark__table_slot *slots; /* handle slot -> stamp and row */
-    const uint32_t *row_slots;    /* row -> handle slot */
-    ark_handle_layout layout;     /* handle bit layout */
-    uint64_t issued;              /* slots [0, issued) initialised, >= 1 */
-    size_t count;                 /* rows in use, pending ones included */
+/* A table (opaque). */
+typedef struct ark_table ark_table;
+
+/* Private: what the inline functions read, the first member of a table:
+ * the handle slots (an array of ark__table_slot, see ark__slot_view in
+ * core.h), the column bases, the row -> slot map and the rows in use. */
+typedef struct ark__table_view {
+    ark__slot_view slots;
+    char *const *columns;
+    const uint32_t *row_slots;
+    size_t rows;
     size_t ncolumns;
-    /* private, used by table.c only */
-    char **spare_columns;     /* the other half of the columns array */
-    size_t *sizes;            /* element bytes per column */
-    ark__table_slot *slots_w; /* == slots, writable */
-    uint32_t *ring;           /* FIFO of free slot indices */
-    uint64_t slot_cap, free_head, free_len;
-    uint64_t limit;        /* 2^index_bits */
-    uint64_t retired;      /* slots whose generations are exhausted */
-    uint32_t *row_slots_w; /* == row_slots, writable; cap entries */
-    uint64_t *pending;     /* remove_later: slot | gen << 32; cap entries */
-    size_t pending_len;
-    size_t cap;         /* row capacity of columns and row arrays */
-    size_t max_cap;     /* rows the index space allows, rounded up to 8 */
-    char *vm_base;      /* reservation, or NULL on the allocator path */
-    size_t vm_bytes;    /* bytes reserved */
-    size_t vm_rows;     /* rows reserved per column */
-    size_t page;        /* commit granularity; 0 = no virtual memory */
-    char *block;        /* allocator path: the columns' one block */
-    size_t block_bytes; /* its size */
-    ark_allocator alloc;
-} ark_table;
+} ark__table_view;
+
+ARK_ALWAYS_INLINE ARK_INLINE const ark__table_view *
+ark__table_view_of(const ark_table *t) {
+    return (const ark__table_view *)(const void *)t;
+}
 
 /*
  * Create a table. *out is set only on success.
@@ -135,8 +135,9 @@ ARK_API ark_status ark_table_create(ark_table **out,
 ARK_API void ark_table_destroy(ark_table *t);
 
 /*
- * Append a zeroed row at the end (row == count before the call) and store
- * its handle in *out and its row in *row (either may be NULL).
+ * Append a zeroed row at the end (row == ark_table_rows(t) before the
+ * call) and store its handle in *out and its row in *row (either may be
+ * NULL).
  * Errors: ARK_ENOMEM (columns or index tables could not grow), ARK_EFULL
  * (every handle index is live, pending or retired). The table is unchanged
  * on error.
@@ -152,45 +153,55 @@ ARK_API ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row);
  * Lifetime: the row changes when a remove or flush moves the last row.
  * Complexity: O(1), one load of the index table.
  */
-inline size_t ark_table_row(const ark_table *t, ark_handle h) {
-    uint64_t i = ark__handle_index(&t->layout, h);
-    /* An index never issued reads slot 0, whose stamp is 0 forever. A
+ARK_INLINE size_t ark_table_row(const ark_table *t, ark_handle h) {
+    const ark__slot_view *v = &ark__table_view_of(t)->slots;
+    uint64_t i = ark__handle_index(&v->layout, h);
+    /* An index out of range reads slot 0, whose stamp is 0 forever. A
      * select instead of a branch keeps the lookup short, which lets more
      * lookups overlap their cache misses. */
-    i = i < t->issued ? i : 0;
-    ark__table_slot s = t->slots[i];
-    return s.stamp == ark__handle_stamp(&t->layout, h) ? s.row : ARK_NO_ROW;
+    i = i < v->cap ? i : 0;
+    ark__table_slot s = ((const ark__table_slot *)(const void *)v->flat)[i];
+    return s.stamp == ark__handle_stamp(&v->layout, h) ? s.row : ARK_NO_ROW;
 }
 
 /*
- * Return why a handle is or is not valid: ARK_OK (live), ARK_ENULL (0),
- * ARK_EFOREIGN (another tag, or bits set above the tag), ARK_ERANGE (index
- * never issued), ARK_ESTALE (slot free, pending removal, or holding another
- * generation).
+ * Return why a handle is or is not valid: ARK_OK (live, or its on_remove
+ * is running), ARK_ENULL (0), ARK_EFOREIGN (another tag, or bits set above
+ * the tag), ARK_ERANGE (index never issued), ARK_ESTALE (slot free, marked
+ * for removal, or holding another generation).
  */
 ARK_API ark_status ark_table_check(const ark_table *t, ark_handle h);
 
 /*
  * Return the handle of the row at position row, or ARK_NULL_HANDLE when
- * row >= count or the row is marked by remove_later.
+ * row >= ark_table_rows(t) or the row is marked by remove_later.
  */
-inline ark_handle ark_table_handle_at(const ark_table *t, size_t row) {
-    if (row >= t->count) {
+ARK_INLINE ark_handle ark_table_handle_at(const ark_table *t, size_t row) {
+    const ark__table_view *tv = ark__table_view_of(t);
+    if (row >= tv->rows) {
         return ARK_NULL_HANDLE;
     }
-    uint32_t i = t->row_slots[row];
-    uint32_t stamp = t->slots[i].stamp;
+    uint32_t i = tv->row_slots[row];
+    const ark__table_slot *slots =
+        (const ark__table_slot *)(const void *)tv->slots.flat;
+    uint32_t stamp = slots[i].stamp;
     if (stamp == 0) {
         return ARK_NULL_HANDLE;
     }
-    return ark__handle_make(&t->layout, i, stamp - 1);
+    return ark__handle_make(&tv->slots.layout, i, stamp - 1);
 }
+
+/* Return the number of live rows (rows marked by remove_later excluded). */
+ARK_API size_t ark_table_count(const ark_table *t);
 
 /*
  * Return the number of rows in use: live rows plus rows marked by
- * remove_later, which keep their place until ark_table_flush.
+ * remove_later, which keep their place until ark_table_flush. Loops over
+ * the columns run over [0, ark_table_rows(t)).
  */
-inline size_t ark_table_count(const ark_table *t) { return t->count; }
+ARK_INLINE size_t ark_table_rows(const ark_table *t) {
+    return ark__table_view_of(t)->rows;
+}
 
 /*
  * Return the base of column col (64-byte aligned; element r of the column
@@ -199,33 +210,63 @@ inline size_t ark_table_count(const ark_table *t) { return t->count; }
  * Lifetime: on the virtual-memory path the base never changes while the
  * table holds at most max_rows rows; otherwise it may change on insert.
  */
-inline void *ark_table_column(const ark_table *t, size_t col) {
-    if (col >= t->ncolumns) {
+ARK_INLINE void *ark_table_column(const ark_table *t, size_t col) {
+    const ark__table_view *tv = ark__table_view_of(t);
+    if (col >= tv->ncolumns) {
         return NULL;
     }
-    return t->columns[col];
+    return tv->columns[col];
 }
 
 /*
- * Remove a row: move the last row into its place in every column (and in
- * the index), zero the vacated last row and free the handle. Rows past the
- * removed one other than the last keep their places.
- * Errors: as ark_table_check; the table is unchanged on error.
+ * Remove a row: run on_remove, then move the last row into its place in
+ * every column (and in the index), zero the vacated last row and free the
+ * handle. Rows past the removed one other than the last keep their places.
+ * From a hook the removal happens right after the running hook returns.
+ * Errors: as ark_table_check, plus ARK_ENOMEM from a hook when the list
+ * of removals to carry out could not grow; the table is unchanged on
+ * error. Removing the row whose hook is running returns ARK_OK.
  */
 ARK_API ark_status ark_table_remove(ark_table *t, ark_handle h);
 
 /*
  * Mark a row for removal at the next ark_table_flush. Its handle stops
- * working at once (row gives ARK_NO_ROW, handle_at ARK_NULL_HANDLE), but
- * no row moves and count is unchanged until the flush, so it is safe
- * while a loop walks the rows by position.
- * Errors: as ark_table_check; never ARK_ENOMEM.
+ * working at once (row gives ARK_NO_ROW, handle_at ARK_NULL_HANDLE, count
+ * drops), but no row moves until the flush, so it is safe while a loop
+ * walks the rows by position.
+ * Errors: as ark_table_check, plus ARK_ENOMEM (the list of marked rows
+ * could not grow); the table is unchanged on error.
  */
 ARK_API ark_status ark_table_remove_later(ark_table *t, ark_handle h);
 
 /* Remove every row marked by remove_later, in marking order (each one a
- * swap-and-pop). Returns how many rows were removed. */
+ * swap-and-pop, after its on_remove), including rows hooks mark during the
+ * flush. Returns how many marked rows were removed (rows that hooks remove
+ * with ark_table_remove during the flush go too, uncounted). Does nothing
+ * (returns 0) from a hook. */
 ARK_API size_t ark_table_flush(ark_table *t);
+
+/*
+ * Remove every row, live and marked, running on_remove on each when
+ * run_hook is true. Returns when no row is left, so rows that hooks insert
+ * meanwhile are removed too. Every outstanding handle becomes stale;
+ * capacity is kept. Does nothing when called from a hook.
+ */
+ARK_API void ark_table_clear(ark_table *t, bool run_hook);
+
+/*
+ * Make room for n live rows in all, so inserts up to that count allocate
+ * nothing.
+ * Errors: ARK_EFULL (the index bits cannot address n rows), ARK_ENOMEM
+ * (the table keeps what it had).
+ */
+ARK_API ark_status ark_table_reserve(ark_table *t, size_t n);
+
+/* Return h sealed for the wire; see ark_pool_seal, which it matches. */
+ARK_API ark_handle ark_table_seal(const ark_table *t, ark_handle h);
+
+/* Return the handle a sealed value stands for; see ark_pool_unseal. */
+ARK_API ark_handle ark_table_unseal(const ark_table *t, ark_handle wire);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,281 @@
+/*
+ * slots.h - the handle engine under ark_pool and ark_table; never
+ * installed.
+ *
+ * The engine owns every rule about handles: the layout and its validation,
+ * slot take and release with the FIFO reuse delay, retirement, check,
+ * remove / remove_later / flush / clear with the re-entrancy rules of the
+ * removal hook, sealing, and validation. A container owns only its storage:
+ * where slot i lives (the ark__slot_view it shares with its inline
+ * lookups), what a slot carries after its stamp, and what happens to that
+ * storage when an element goes (ark__slot_ops).
+ *
+ * Slot states, read from the uint32 stamp at offset 0 of every slot:
+ *   live     stamp = gen + 1
+ *   free     stamp = 0, queued in the ring; the uint32 at offset 4 holds
+ *            the generation its next occupant gets
+ *   marked   stamp = 0, listed in pending (remove_later) or doomed (a
+ *            remove asked for while a hook runs); the entry keeps gen
+ *   dying    stamp = gen + 1 again while its on_remove runs (s->dying)
+ *   retired  stamp = 0 and in no list: its generations are used up
+ * Slot 0 is never live, so its stamp is 0 forever.
+ *
+ * Removal. An element is first unlinked (count drops; the container hides
+ * it from iteration), then its on_remove runs with its stamp valid (get and
+ * row still resolve the handle; removing it again is a no-op), then the
+ * stamp is cleared, the container drops its storage (a table pops the row)
+ * and the slot is queued or retired. While a hook runs the engine is
+ * draining: a remove the hook asks for is only marked (doomed) and carried
+ * out, hook included, as soon as the current hook returns. So at most one
+ * element is dying at a time, no hook runs inside another, and each removed
+ * element gets exactly one on_remove. flush keeps going until pending is
+ * empty, so it also frees what its hooks marked; flush and clear called
+ * from a hook do nothing.
+ *
+ * Reuse. A slot is reused only once ARK_REUSE_DELAY slots are queued or the
+ * index space is used up; the choice depends on counts alone, never on
+ * capacities, so the same operations always issue the same handles.
+ */
+#ifndef ARK_SLOTS_H
+#define ARK_SLOTS_H
+
+#include "core_internal.h"
+
+/* Half-rounds of the sealing permutation (a keyed Feistel network). */
+#define ARK__SEAL_ROUNDS 6
+
+/* What a container does when the engine asks. Containers pass a static
+ * const table to the inline functions below, so the calls inline there. */
+typedef struct ark__slot_ops {
+    /* Give storage (stamps 0) to slots up to at least want (<= limit) and
+     * raise view->cap. ARK_ENOMEM leaves the container as it was. */
+    ark_status (*grow)(void *c, uint64_t want);
+    /* Hide live slot i from iteration (a pool clears its live bit). */
+    void (*unlink)(void *c, uint64_t i);
+    /* Run the user's on_remove for the element of slot (handle h). */
+    void (*hook)(void *c, char *slot, ark_handle h);
+    /* The element of slot is gone: free its storage (a table pops the
+     * row). The stamp is already 0. */
+    void (*drop)(void *c, char *slot);
+    /* Return the first live slot at or after from, or 0 when none. */
+    uint64_t (*next_live)(const void *c, uint64_t from);
+} ark__slot_ops;
+
+/* The handle fields of both configs. */
+typedef struct ark__slots_config {
+    unsigned index_bits, gen_bits, tag_bits;
+    uint64_t tag;
+    uint64_t seal_key;
+    bool has_hook;
+} ark__slots_config;
+
+typedef struct ark__slots {
+    /* hot: read by take, remove and free */
+    ark__slot_view *v; /* the container's view: layout and slot storage */
+    uint32_t *ring;    /* FIFO of free slots; ring_cap >= issued - 1 */
+    uint64_t ring_cap, head, nfree;
+    uint64_t issued;  /* slots [0, issued) were handed out at least once */
+    size_t count;     /* live elements, marked and dying ones excluded */
+    uint64_t limit;   /* 2^index_bits: slots the layout addresses */
+    uint64_t retired; /* slots whose generations are used up */
+    bool has_hook;
+    bool draining;  /* a remove, flush or clear is running hooks */
+    uint64_t dying; /* slot whose on_remove runs now, or 0 */
+    /* cold */
+    const ark__slot_ops *ops;
+    void *owner;
+    ark_allocator alloc;
+    uint64_t *pending; /* remove_later marks: index | gen << 32 */
+    size_t npending, pending_done, pending_cap; /* [done, n) still marked */
+    uint64_t *doomed; /* removes asked for by hooks, same encoding */
+    size_t ndoomed, doomed_done, doomed_cap; /* [done, n) still marked */
+    unsigned seal_bits, seal_lo; /* layout width; bits of the low half */
+    uint64_t seal_keys[ARK__SEAL_ROUNDS];
+} ark__slots;
+
+/* Validate cfg field by field, then in sum, and fill v->layout and s.
+ * Storage starts empty (v->cap 0). Errors: ARK_EINVAL. */
+ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
+                           const ark__slots_config *cfg,
+                           const ark_allocator *alloc, const ark__slot_ops *ops,
+                           void *owner);
+
+/* Free the engine's own arrays (not the container's storage). */
+void ark__slots_fini(ark__slots *s);
+
+static inline uint32_t *ark__stamp(char *slot) {
+    return (uint32_t *)(void *)slot;
+}
+
+static inline uint32_t *ark__next_gen(char *slot) {
+    return (uint32_t *)(void *)(slot + 4);
+}
+
+/* The status of a handle that is not live (out of line: the error path). */
+ark_status ark__slots_classify(const ark__slots *s, ark_handle h);
+
+/* Give the slot h names if it is live (ARK_OK), else classify h:
+ * ARK_ENULL, ARK_EFOREIGN (tag or stray bits), ARK_ERANGE (index never
+ * issued), ARK_ESTALE. The live case is one compare of the stamp, which
+ * is exact: a stamp only matches a handle with the right tag, no stray
+ * bits and the slot's generation. */
+static inline ark_status ark__slots_find(const ark__slots *s, ark_handle h,
+                                         uint64_t *index, char **slot) {
+    const ark__slot_view *v = s->v;
+    uint64_t i = h & v->layout.index_mask;
+    *index = 0;
+    *slot = NULL;
+    if (ARK_LIKELY(i < v->cap)) {
+        char *p = ark__slot_at(v, i);
+        if (ARK_LIKELY(*ark__stamp(p) == ark__handle_stamp(&v->layout, h))) {
+            *index = i;
+            *slot = p;
+            return ARK_OK;
+        }
+    }
+    return ark__slots_classify(s, h);
+}
+
+/* Make room for one more fresh slot (storage and ring). Out of line. */
+ark_status ark__slots_grow_fresh(ark__slots *s);
+
+/* True when the next take reuses a free slot rather than a fresh one. */
+static inline bool ark__slots_reuses(const ark__slots *s) {
+    return s->nfree >= ARK_REUSE_DELAY ||
+           (s->nfree > 0 && s->issued >= s->limit);
+}
+
+/* Make sure the next take allocates nothing (for a container that must
+ * grow its own storage in between). Errors: ARK_EFULL, ARK_ENOMEM. */
+static inline ark_status ark__slots_prepare(ark__slots *s) {
+    if (!ark__slots_reuses(s) &&
+        (s->issued >= s->v->cap || s->issued > s->ring_cap)) {
+        return ark__slots_grow_fresh(s);
+    }
+    return ARK_OK;
+}
+
+/* Hand out a slot: the oldest free one once ARK_REUSE_DELAY are queued or
+ * the index space is used up, else a fresh one. Sets its stamp and counts
+ * it; linking it is the caller's business.
+ * Errors: ARK_EFULL, ARK_ENOMEM; nothing changes on error. */
+static inline ark_status ark__slots_take(ark__slots *s, uint64_t *index,
+                                         char **slot) {
+    uint64_t i;
+    char *p;
+    uint32_t gen;
+    if (ark__slots_reuses(s)) {
+        uint64_t mask = s->ring_cap - 1;
+        i = s->ring[s->head];
+        s->head = (s->head + 1) & mask;
+        s->nfree--;
+        /* FIFO reuse hands out the coldest free slot: start loading the
+         * one 8 inserts ahead so its miss overlaps. */
+        if (s->nfree > 8) {
+            ARK_PREFETCH_WRITE(
+                ark__slot_at(s->v, s->ring[(s->head + 8) & mask]));
+        }
+        p = ark__slot_at(s->v, i);
+        gen = *ark__next_gen(p);
+    } else {
+        if (s->issued >= s->v->cap || s->issued > s->ring_cap) {
+            ark_status st = ark__slots_grow_fresh(s);
+            if (st != ARK_OK) {
+                return st;
+            }
+        }
+        i = s->issued++;
+        p = ark__slot_at(s->v, i);
+        gen = 0;
+    }
+    *ark__stamp(p) = gen + 1;
+    s->count++;
+    *index = i;
+    *slot = p;
+    return ARK_OK;
+}
+
+/* The handle of live slot i. */
+static inline ark_handle ark__slots_handle(const ark__slots *s, uint64_t i,
+                                           char *slot) {
+    return ark__handle_make(&s->v->layout, i, *ark__stamp(slot) - 1);
+}
+
+/* Queue slot i (stamp already 0) whose last generation was gen, or retire
+ * it when its generations are used up. Never fails: the ring has room for
+ * every issued slot but slot 0. */
+static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
+                                   uint32_t gen) {
+    if (gen >= s->v->layout.gen_max) {
+        s->retired++;
+        return;
+    }
+    *ark__next_gen(slot) = gen + 1;
+    s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = (uint32_t)i;
+    s->nfree++;
+}
+
+/* remove for a container with a hook, or while hooks run. */
+ark_status ark__slots_remove_hooked(ark__slots *s, uint64_t i, char *slot);
+
+/* Remove the element h names: unlink, on_remove, drop, free. Without a
+ * hook nothing can call back, so the whole removal is straight-line code
+ * with the container's ops inlined; every other path is a tail call, so
+ * the common one needs no stack frame. The container passes its view and
+ * itself (c == s->owner) so that their fields are a fixed offset from one
+ * pointer, not loads through the engine. */
+static inline ark_status ark__slots_remove(ark__slots *s,
+                                           const ark__slot_view *v,
+                                           const ark__slot_ops *ops, void *c,
+                                           ark_handle h) {
+    uint64_t i = h & v->layout.index_mask;
+    if (i >= v->cap) {
+        return ark__slots_classify(s, h);
+    }
+    char *slot = ark__slot_at(v, i);
+    uint32_t stamp = *ark__stamp(slot);
+    if (stamp != ark__handle_stamp(&v->layout, h)) {
+        return ark__slots_classify(s, h);
+    }
+    if (s->has_hook) {
+        return ark__slots_remove_hooked(s, i, slot);
+    }
+    s->count--;
+    ops->unlink(c, i);
+    *ark__stamp(slot) = 0;
+    ops->drop(c, slot);
+    ark__slots_free(s, i, slot, stamp - 1);
+    return ARK_OK;
+}
+
+/* Mark h for the next flush: invisible at once, storage kept.
+ * Errors: as find, ARK_ENOMEM. */
+ark_status ark__slots_remove_later(ark__slots *s, ark_handle h);
+
+/* Finish every marked element (and what hooks mark meanwhile). */
+size_t ark__slots_flush(ark__slots *s);
+
+/* Remove everything, live and marked, until nothing is left. */
+void ark__slots_clear(ark__slots *s, bool run_hook);
+
+/* Make room so that n live elements in all need no allocation.
+ * Errors: ARK_EFULL, ARK_ENOMEM. */
+ark_status ark__slots_reserve(ark__slots *s, size_t n);
+
+/* The check status of h, as the public check functions report it: a
+ * dying element is still live until its hook returns. */
+ark_status ark__slots_check(const ark__slots *s, ark_handle h);
+
+/* Apply the keyed permutation (or its inverse) to the layout's bits of h;
+ * bits above the layout pass through. */
+ark_handle ark__slots_seal(const ark__slots *s, ark_handle h);
+ark_handle ark__slots_unseal(const ark__slots *s, ark_handle wire);
+
+/* Check the engine's invariants (see the header comment); live_of says
+ * whether the container considers slot i linked (a pool's live bit), or
+ * is NULL. Returns ARK_OK or ARK_ECORRUPT (ARK_ENOMEM if the scratch
+ * bitmap cannot be had). O(issued). */
+ark_status ark__slots_validate(const ark__slots *s,
+                               bool (*linked)(const void *c, uint64_t i));
+
+#endif /* ARK_SLOTS_H */
