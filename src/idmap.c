@@ -42,25 +42,27 @@
 #include <string.h>
 
 /* The one external definition of each inline function of idmap.h. */
-ARK_API extern inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key);
-ARK_API extern inline uint8_t ark__idmap_tag(uint64_t h);
-ARK_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
-ARK_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
-ARK_API extern inline ark__idmap_mask ark__idmap_match(ark__idmap_group g,
-                                                       uint8_t c);
-#if !defined(ARK__IDMAP_SSE2)
-ARK_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
-#endif
-ARK_API extern inline ark__idmap_mask ark__idmap_full(const uint8_t *ctrl);
-ARK_API extern inline ark_idmap_slot *
-ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
-ARK_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+ARK_INLINE_API extern inline uint64_t ark__idmap_hash(uint64_t seed,
                                                       uint64_t key);
+ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
+ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
+ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c);
+#if !defined(ARK__IDMAP_SSE2)
+ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
+#endif
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_full(const uint8_t *ctrl);
+ARK_INLINE_API extern inline ark_idmap_slot *
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
+ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+                                                             uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                          uint64_t *value);
 ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
-ARK_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
-                                                size_t from);
+ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
+                                                       size_t from);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
 ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);

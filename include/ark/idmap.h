@@ -208,12 +208,14 @@ ARK_API void ark_idmap_each(const ark_idmap *m,
  * group, bits 53..55 the overflow bit, bits 56..63 the tag. */
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
-inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t key) {
     ark__idmap_u128 p = (ark__idmap_u128)(key ^ seed) * 0x9ddfea08eb382d69ull;
     return (uint64_t)(p >> 64) ^ (uint64_t)p;
 }
 #else
-inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t key) {
     uint64_t a = key ^ seed, b = 0x9ddfea08eb382d69ull;
     uint64_t al = a & 0xffffffffu, ah = a >> 32;
     uint64_t bl = b & 0xffffffffu, bh = b >> 32;
@@ -227,13 +229,13 @@ inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
 
 /* Private: the control byte of a full slot whose key hashed to h (never 0,
  * which marks an empty slot). */
-inline uint8_t ark__idmap_tag(uint64_t h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_tag(uint64_t h) {
     uint8_t t = (uint8_t)(h >> 56);
     return (uint8_t)(t | (t == 0));
 }
 
 /* Private: the overflow bit of h in byte 15 of a group. */
-inline uint8_t ark__idmap_ofw(uint64_t h) {
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_ofw(uint64_t h) {
     return (uint8_t)(1u << ((h >> 53) & 7));
 }
 
@@ -243,23 +245,27 @@ typedef unsigned ark__idmap_mask;
 /* GNU vector types and the SSE2 builtin: <emmintrin.h>'s static inline
  * wrappers may not be called from C11 extern-inline functions. */
 typedef char ark__idmap_group __attribute__((vector_size(16)));
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
     ark__idmap_group g;
     memcpy(&g, p, 16);
     return g;
 }
 /* Private: bytes equal to c. */
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t c) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
     ark__idmap_group t = {0};
     t += (char)c;
     return (unsigned)__builtin_ia32_pmovmskb128((ark__idmap_group)(g == t));
 }
 #elif defined(ARK__IDMAP_SSE2)
 typedef __m128i ark__idmap_group;
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)(const void *)p);
 }
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t c) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
     return (unsigned)_mm_movemask_epi8(
         _mm_cmpeq_epi8(g, _mm_set1_epi8((char)c)));
 }
@@ -269,7 +275,8 @@ inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t c) {
 typedef struct ark__idmap_group {
     uint64_t w[2];
 } ark__idmap_group;
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
     ark__idmap_group g;
     memcpy(g.w, p, 16);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -278,19 +285,21 @@ inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
 #endif
     return g;
 }
-inline ark__idmap_mask ark__idmap_zero8(uint64_t x) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask ark__idmap_zero8(uint64_t x) {
     const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
     uint64_t z = ~(((x & low7) + low7) | x | low7); /* 0x80 per zero byte */
     return (ark__idmap_mask)(((z >> 7) * 0x0102040810204080ull) >> 56);
 }
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t c) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
     uint64_t p = 0x0101010101010101ull * c;
     return ark__idmap_zero8(g.w[0] ^ p) | ark__idmap_zero8(g.w[1] ^ p) << 8;
 }
 #endif
 
 /* Private: the full slots of a group. */
-inline ark__idmap_mask ark__idmap_full(const uint8_t *ctrl) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_full(const uint8_t *ctrl) {
     return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
@@ -298,8 +307,8 @@ inline ark__idmap_mask ark__idmap_full(const uint8_t *ctrl) {
  * its control byte. The probe stops at the first group whose overflow bit
  * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
  * is ever stored. */
-inline ark_idmap_slot *ark__idmap_find_h(const ark_idmap *m, uint64_t key,
-                                         uint64_t h, uint8_t **ctl) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
     uint8_t tag = ark__idmap_tag(h);
     size_t g = (size_t)h & m->gmask;
     for (size_t step = 1;; step++) {
@@ -323,7 +332,8 @@ inline ark_idmap_slot *ark__idmap_find_h(const ark_idmap *m, uint64_t key,
 }
 
 /* Private: the slot of key, or NULL. */
-inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+                                                             uint64_t key) {
     uint8_t *ctl;
     return ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
 }
@@ -334,7 +344,8 @@ inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
  * Complexity: O(1); usually one control word and one slot are read, never
  * more than ARK_IDMAP_MAX_PROBE groups.
  */
-inline bool ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
+ARK_INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
+                              uint64_t *value) {
     const ark_idmap_slot *s = ark__idmap_find(m, key);
     if (s == NULL) {
         return false;
@@ -351,7 +362,7 @@ inline bool ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
  * Lifetime: until the next put, insert, reserve, clear or destroy on m (any
  * of which may move entries), or the removal of key.
  */
-inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
+ARK_INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
     ark_idmap_slot *s = ark__idmap_find(m, key);
     return s == NULL ? NULL : &s->value;
 }
@@ -377,7 +388,8 @@ typedef struct ark_idmap_iter {
 } ark_idmap_iter;
 
 /* Private: move the iterator to the first full slot at or after from. */
-inline void ark__idmap_iter_seek(ark_idmap_iter *it, size_t from) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark__idmap_iter_seek(ark_idmap_iter *it,
+                                                       size_t from) {
     const ark_idmap *m = it->map;
     size_t groups = m->count == 0 ? 0 : m->gmask + 1;
     size_t g = from / ARK__IDMAP_SLOTS;
@@ -396,7 +408,7 @@ inline void ark__idmap_iter_seek(ark_idmap_iter *it, size_t from) {
 }
 
 /* Return an iterator at the first entry (or at the end). */
-inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
+ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
     ark_idmap_iter it;
     it.map = m;
     it.key = 0;
@@ -407,12 +419,12 @@ inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
 }
 
 /* Return true while the iterator is at an entry. */
-inline bool ark_idmap_iter_valid(const ark_idmap_iter *it) {
+ARK_INLINE bool ark_idmap_iter_valid(const ark_idmap_iter *it) {
     return it->index != SIZE_MAX;
 }
 
 /* Advance to the next entry. */
-inline void ark_idmap_iter_next(ark_idmap_iter *it) {
+ARK_INLINE void ark_idmap_iter_next(ark_idmap_iter *it) {
     ark__idmap_iter_seek(it, it->index + 1);
 }
 
