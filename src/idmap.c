@@ -141,9 +141,10 @@ static bool count_probe(probe_stats *st, unsigned probes) {
     if (probes <= 1) {
         return false;
     }
-    st->far++;
+    st->far_probes++;
     st->longer += probes > LONG_PROBE;
-    return st->far > 64 + st->inserts / 2 || st->longer > 8 + st->inserts / 64;
+    return st->far_probes > 64 + st->inserts / 2 ||
+           st->longer > 8 + st->inserts / 64;
 }
 
 static void free_table(ark_idmap *m) {

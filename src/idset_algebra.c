@@ -244,12 +244,12 @@ static int gallop_find(const ark_idset *s, size_t *k, uint32_t x) {
 }
 
 /* small's ids that are (keep_found) or are not (!keep_found) in large. */
-static ark_status gallop(ark_idset *out, const ark_idset *small,
+static ark_status gallop(ark_idset *out, const ark_idset *smaller,
                          const ark_idset *large, int keep_found) {
     builder bl;
     builder_init(&bl, &out->alloc);
     size_t k = 0;
-    for (ark_idset_iter it = ark_idset_iter_begin(small, 0);
+    for (ark_idset_iter it = ark_idset_iter_begin(smaller, 0);
          ark_idset_iter_valid(&it); ark_idset_iter_next(&it)) {
         if (gallop_find(large, &k, it.id) == keep_found) {
             builder_push(&bl, it.id);
@@ -295,10 +295,10 @@ size_t ark_idset_intersect_count(const ark_idset *a, const ark_idset *b) {
     assert(a != NULL && b != NULL);
     size_t n = 0;
     if (much_smaller(a, b) || much_smaller(b, a)) {
-        const ark_idset *small = much_smaller(a, b) ? a : b;
-        const ark_idset *large = small == a ? b : a;
+        const ark_idset *smaller = much_smaller(a, b) ? a : b;
+        const ark_idset *large = smaller == a ? b : a;
         size_t k = 0;
-        for (ark_idset_iter it = ark_idset_iter_begin(small, 0);
+        for (ark_idset_iter it = ark_idset_iter_begin(smaller, 0);
              ark_idset_iter_valid(&it); ark_idset_iter_next(&it)) {
             n += (size_t)gallop_find(large, &k, it.id);
         }

@@ -45,9 +45,9 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
     uint32_t out = slot_get(h, slot);
     /* The group's far end after the step: IN its new last id (position
      * 254), OUT its new first id (position 1). */
-    uint32_t far = pos_get(h, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
-    uint32_t mn = dir == CASCADE_IN ? x : far;
-    uint32_t mx = dir == CASCADE_IN ? far : x;
+    uint32_t far_id = pos_get(h, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
+    uint32_t mn = dir == CASCADE_IN ? x : far_id;
+    uint32_t mx = dir == CASCADE_IN ? far_id : x;
     ark__idset_ensure(s, i, mn, mx);
     slot_set(h, slot, x);
     h->head = (uint8_t)(dir == CASCADE_IN ? slot : slot + 1u);
@@ -81,12 +81,12 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
     } else {
         uint32_t *d = (uint32_t *)h->data;
         /* IN: the new last id is at slot - 1; OUT: the new first at next. */
-        uint32_t far = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : next];
-        if ((dir == CASCADE_IN ? far - x : x - far) <= DEMOTE_SPAN) {
+        uint32_t far_id = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : next];
+        if ((dir == CASCADE_IN ? far_id - x : x - far_id) <= DEMOTE_SPAN) {
             return 0; /* narrow: count towards a demotion */
         }
         *out = d[slot];
-        *key = dir == CASCADE_IN ? x : far;
+        *key = dir == CASCADE_IN ? x : far_id;
         d[slot] = x;
         h->credit = 0;
     }

@@ -2,7 +2,7 @@
  * harness.c - registry, runner and test allocator for harness.h.
  */
 #if !defined(_WIN32)
-#define _POSIX_C_SOURCE 200809L /* sched_yield */
+#define _POSIX_C_SOURCE 200809L /* sched_yield, clock_gettime */
 #endif
 
 #include "harness.h"
@@ -18,6 +18,7 @@
 #include <process.h> /* _beginthreadex */
 #else
 #include <sched.h>
+#include <time.h>
 #endif
 
 #define HARNESS_MAX_CASES 512
@@ -230,4 +231,17 @@ int main(int argc, char **argv) {
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
+}
+
+double harness_now_ns(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart * 1e9 / (double)f.QuadPart;
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+#endif
 }

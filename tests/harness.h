@@ -123,4 +123,8 @@ int harness_thread_join(harness_thread t);
 /* Give up the rest of the time slice. */
 void harness_yield(void);
 
+/* A monotonic clock in nanoseconds, for the ratio-of-two-runs complexity
+ * checks (QueryPerformanceCounter on Windows, CLOCK_MONOTONIC elsewhere). */
+double harness_now_ns(void);
+
 #endif /* ARK_TEST_HARNESS_H */

@@ -98,7 +98,7 @@ typedef struct ark_idmap_slot {
  * probed past the home group and past 8 groups (flood detection). */
 typedef struct ark__idmap_stats {
     size_t inserts;
-    size_t far;
+    size_t far_probes;
     size_t longer;
 } ark__idmap_stats;
 
