@@ -8,7 +8,7 @@ typedef struct unit {
 
 int main(void) {
     ark_pool *units;
-    ark_pool_config cfg = {.elem_size = sizeof(unit), .elem_align = 4};
+    ark_pool_config cfg = {ARK_POOL_ELEM(unit)};
     ark_handle h;
     if (ark_pool_create(&units, &cfg) != ARK_OK ||
         ark_pool_insert(units, &(unit){1, 2, 100}, &h) != ARK_OK) {

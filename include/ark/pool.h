@@ -59,12 +59,28 @@ extern "C" {
 #define ARK_POOL_MAX_ELEM_SIZE ((size_t)1 << 16)
 #define ARK_POOL_MAX_ELEM_ALIGN ((size_t)1 << 12)
 
+/*
+ * Fill the element fields of an ark_pool_config for type T, the way to
+ * write a config:
+ *
+ *     ark_pool_config cfg = {ARK_POOL_ELEM(unit), .on_remove = unit_gone};
+ *
+ * elem_size = sizeof(T) and elem_align = T's own alignment, so a slot is
+ * as small as T allows (20 bytes for a struct of four floats, where the
+ * default alignment for a 16-byte element would make it 32).
+ */
+#ifdef __cplusplus
+#define ARK_POOL_ELEM(T) .elem_size = sizeof(T), .elem_align = alignof(T)
+#else
+#define ARK_POOL_ELEM(T) .elem_size = sizeof(T), .elem_align = _Alignof(T)
+#endif
+
 /* Address space a default pool reserves (max_elements 0), in bytes. */
 #define ARK_POOL_DEFAULT_RESERVE_BYTES ((uint64_t)1 << 30)
 
 /*
  * Pool configuration. Zero fields take their defaults, so
- * `ark_pool_config cfg = {.elem_size = sizeof(T)};` is a complete config.
+ * `ark_pool_config cfg = {ARK_POOL_ELEM(T)};` is a complete config.
  */
 typedef struct ark_pool_config {
     size_t elem_size; /* bytes per element: 1..ARK_POOL_MAX_ELEM_SIZE */
