@@ -20,6 +20,13 @@
 #define ARK_NOINLINE
 #endif
 
+/* Branch hint for a rare case on a hot path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ARK_UNLIKELY(x) (x)
+#endif
+
 /* Start loading the cache line at p for writing (a hint). */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)

@@ -545,3 +545,83 @@ ark_status ark__pool_validate(const ark_pool *p) {
     }
     return ark__slots_validate(&p->s, linked);
 }
+
+/* ---- snapshots and replication (docs/snapshot.md) ---------------------- */
+
+ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
+    assert(p != NULL && elem != NULL);
+    uint64_t i;
+    char *slot;
+    ark_status st = ark__slots_insert_at(&p->s, h, &i, &slot);
+    if (st != ARK_OK) {
+        return st;
+    }
+    p->view.live[i >> 6] |= (uint64_t)1 << (i & 63);
+    copy_elem(slot + p->view.slots.data_off, elem, p->elem_size);
+    return ARK_OK;
+}
+
+ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
+    assert(p != NULL && w != NULL);
+    ark__snap_header hd;
+    memset(&hd, 0, sizeof hd);
+    ark_status st = ark__slots_save_header(&p->s, &hd);
+    if (st != ARK_OK) {
+        return st;
+    }
+    hd.kind = ARK__SNAP_POOL;
+    hd.a = p->elem_size;
+    ark__slots_io io = {p->elem_size, NULL};
+    ark__snap_out o;
+    ark__snap_out_init(&o, w);
+    ark__snap_write_header(&o, &hd, NULL, 0);
+    st = ark__slots_save(&p->s, &o, &io);
+    ark_status wst = ark__snap_write_trailer(&o);
+    return st != ARK_OK ? st : wst;
+}
+
+/* The body of ark_pool_load once p exists. */
+static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
+                                 ark__snap_in *in, const ark__snap_header *hd) {
+    if (hd->a != p->elem_size) {
+        return ARK_EINVAL;
+    }
+    ark_status st = ark__slots_load_header(&p->s, hd, cfg->seal_key != 0);
+    if (st != ARK_OK) {
+        return st;
+    }
+    ark__slots_io io = {p->elem_size, &p->view.live};
+    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->elem_size));
+    st = ark__slots_load(&p->s, in, hd, &io);
+    if (st == ARK_OK) {
+        st = ark__snap_read_trailer(in);
+    }
+    if (st == ARK_OK && ark__pool_validate(p) != ARK_OK) {
+        st = ARK_ECORRUPT;
+    }
+    return st;
+}
+
+ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
+                         const ark_reader *r) {
+    assert(out != NULL && cfg != NULL && r != NULL);
+    ark__snap_in in;
+    ark__snap_in_init(&in, r);
+    ark__snap_header hd;
+    bool mismatch;
+    ark_status st =
+        ark__snap_read_header(&in, &hd, ARK__SNAP_POOL, NULL, 0, &mismatch);
+    ark_pool *p = NULL;
+    if (st == ARK_OK) {
+        st = ark_pool_create(&p, cfg);
+    }
+    if (st == ARK_OK) {
+        st = pool_load_into(p, cfg, &in, &hd);
+    }
+    if (st != ARK_OK) {
+        ark_pool_destroy(p);
+        return st;
+    }
+    *out = p;
+    return ARK_OK;
+}
