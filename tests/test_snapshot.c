@@ -733,3 +733,349 @@ TEST(pool_insert_at_allocation_failures) {
     CHECK_EQ(ta.live_blocks, 0);
     CHECK_EQ(ta.bad_frees, 0);
 }
+
+/* ---- table --------------------------------------------------------------- */
+
+static const size_t table_sizes[3] = {4, 16, 8};
+
+static ark_table_config table_cfg(void) {
+    ark_table_config cfg = {
+        .column_sizes = table_sizes, .ncolumns = 3, .seal_key = 7};
+    return cfg;
+}
+
+static void count_remove(void *elem, ark_handle h, void *user) {
+    hook_sum *s = user;
+    (void)elem;
+    s->calls++;
+    s->sum += h;
+}
+
+/* Write recognisable values into every column of row r. */
+static void fill_row(ark_table *t, size_t r, uint64_t v) {
+    uint32_t *c0 = ark_table_column(t, 0);
+    unsigned char *c1 = ark_table_column(t, 1);
+    uint64_t *c2 = ark_table_column(t, 2);
+    c0[r] = (uint32_t)v;
+    memset(c1 + 16 * r, (int)(v & 0xff), 16);
+    c2[r] = v * 0x9e3779b97f4a7c15u;
+}
+
+static uint64_t row_digest(const ark_table *t, size_t r) {
+    const uint32_t *c0 = ark_table_column(t, 0);
+    const unsigned char *c1 = ark_table_column(t, 1);
+    const uint64_t *c2 = ark_table_column(t, 2);
+    return c0[r] ^ ((uint64_t)c1[16 * r + 15] << 32) ^ c2[r];
+}
+
+static uint64_t table_step(ark_table *t, uint64_t *rng, hlist *l,
+                           uint64_t step) {
+    uint64_t op = harness_below(rng, 100);
+    if (op < 45 || l->n == 0) {
+        ark_handle h = 0;
+        size_t r = 0;
+        ark_status st = ark_table_insert(t, &h, &r);
+        if (st == ARK_OK) {
+            fill_row(t, r, step);
+            hlist_push(l, h);
+        }
+        return h ^ ((uint64_t)st << 60) ^ ((uint64_t)r << 40);
+    }
+    size_t k = (size_t)harness_below(rng, l->n);
+    ark_handle h = l->h[k];
+    if (op < 75) {
+        ark_status st = ark_table_remove(t, h);
+        l->h[k] = l->h[--l->n];
+        return st;
+    }
+    if (op < 85) {
+        return (uint64_t)ark_table_remove_later(t, h) + 100;
+    }
+    if (op < 88) {
+        return ark_table_flush(t) + 1000;
+    }
+    size_t r = ark_table_row(t, h);
+    return r == ARK_NO_ROW ? 7 : row_digest(t, r) + r;
+}
+
+static ark_status save_table(const ark_table *t, membuf *m) {
+    ark_writer w = mem_writer(m);
+    return ark_table_save(t, &w);
+}
+
+static ark_status load_table(ark_table **out, const ark_table_config *cfg,
+                             membuf *m) {
+    ark_reader r = mem_reader(m);
+    return ark_table_load(out, cfg, &r);
+}
+
+static void table_continuation(ark_table_config cfg, uint64_t steps,
+                               uint64_t save_at, bool pending_at_save) {
+    hook_sum ha = {0, 0}, hb = {0, 0};
+    cfg.on_remove = count_remove;
+    cfg.user = &ha;
+    ark_table *a = NULL, *b = NULL;
+    CHECK_OK(ark_table_create(&a, &cfg));
+    uint64_t rng = harness_seed() ^ save_at;
+    hlist la = {0}, lb = {0};
+    for (uint64_t s = 0; s < save_at; s++) {
+        table_step(a, &rng, &la, s);
+    }
+    if (pending_at_save) {
+        for (size_t k = 0; k < la.n && k < 5; k++) {
+            ark_table_remove_later(a, la.h[la.n - 1 - k]);
+        }
+    }
+    membuf m = {0};
+    CHECK_OK(save_table(a, &m));
+    ark_table_config cb = cfg;
+    cb.user = &hb;
+    cb.seal_key = 0;
+    CHECK_OK(load_table(&b, &cb, &m));
+    CHECK_OK(ark__table_validate(b, false));
+    ha.calls = 0;
+    ha.sum = 0;
+    CHECK_EQ(ark_table_rows(a), ark_table_rows(b));
+    for (size_t r = 0; r < ark_table_rows(a); r++) {
+        CHECK_EQ(ark_table_handle_at(a, r), ark_table_handle_at(b, r));
+        CHECK_EQ(row_digest(a, r), row_digest(b, r));
+    }
+    lb.n = la.n;
+    lb.cap = la.cap;
+    lb.h = malloc(la.cap * sizeof *lb.h + 1);
+    memcpy(lb.h, la.h, la.n * sizeof *la.h);
+    uint64_t rb = rng;
+    for (uint64_t s = save_at; s < steps; s++) {
+        uint64_t da = table_step(a, &rng, &la, s);
+        uint64_t db = table_step(b, &rb, &lb, s);
+        if (da != db) {
+            harness_fail(__FILE__, __LINE__, "step %" PRIu64 " differs", s);
+            break;
+        }
+    }
+    ark_table_flush(a);
+    ark_table_flush(b);
+    CHECK_EQ(ha.calls, hb.calls);
+    CHECK_EQ(ha.sum, hb.sum);
+    CHECK_EQ(ark_table_rows(a), ark_table_rows(b));
+    for (size_t r = 0; r < ark_table_rows(a); r++) {
+        ark_handle h = ark_table_handle_at(a, r);
+        CHECK_EQ(h, ark_table_handle_at(b, r));
+        CHECK_EQ(row_digest(a, r), row_digest(b, r));
+        CHECK_EQ(ark_table_seal(a, h), ark_table_seal(b, h));
+    }
+    CHECK_OK(ark__table_validate(a, false));
+    CHECK_OK(ark__table_validate(b, false));
+    free(la.h);
+    free(lb.h);
+    mem_free(&m);
+    ark_table_destroy(a);
+    ark_table_destroy(b);
+}
+
+TEST(table_continuation_at_start) {
+    table_continuation(table_cfg(), harness_scaled(20000), 0, false);
+}
+
+TEST(table_continuation_mid_churn) {
+    uint64_t n = harness_scaled(40000);
+    table_continuation(table_cfg(), n, n / 2, false);
+    table_continuation(table_cfg(), n, n / 3, true);
+}
+
+TEST(table_continuation_retiring) {
+    ark_table_config cfg = table_cfg();
+    cfg.index_bits = 9;
+    cfg.gen_bits = 2;
+    cfg.tag_bits = 3;
+    cfg.tag = 6;
+    uint64_t n = harness_scaled(60000);
+    table_continuation(cfg, n, n * 3 / 4, true);
+    test_allocator ta;
+    test_allocator_init(&ta);
+    cfg.allocator = &ta.base;
+    table_continuation(cfg, n, n / 5, true);
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
+static ark_table *small_table(ark_table_config *cfg) {
+    *cfg = table_cfg();
+    cfg->index_bits = 8;
+    cfg->gen_bits = 1;
+    ark_table *t = NULL;
+    if (ark_table_create(&t, cfg) != ARK_OK) {
+        return NULL;
+    }
+    ark_handle h[8];
+    for (int k = 0; k < 8; k++) {
+        size_t r;
+        ark_table_insert(t, &h[k], &r);
+        fill_row(t, r, (uint64_t)k + 1);
+    }
+    ark_table_remove(t, h[1]);
+    ark_table_remove(t, h[2]);
+    ark_table_remove_later(t, h[3]);
+    for (int k = 0; k < 70; k++) {
+        ark_handle x;
+        ark_table_insert(t, &x, NULL);
+        ark_table_remove(t, x);
+    }
+    return t;
+}
+
+TEST(table_truncation_flips_mutations) {
+    ark_table_config cfg;
+    ark_table *t = small_table(&cfg);
+    CHECK(t != NULL);
+    membuf m = {0};
+    CHECK_OK(save_table(t, &m));
+    ark_table *q = NULL;
+    for (size_t len = 0; len < m.len; len++) {
+        membuf c = m;
+        c.len = len;
+        CHECK_STATUS(load_table(&q, &cfg, &c), ARK_ECORRUPT);
+    }
+    uint64_t rng = harness_seed();
+    for (size_t at = 0; at < m.len; at++) {
+        unsigned char old = m.data[at];
+        m.data[at] ^= (unsigned char)(1u << harness_below(&rng, 8));
+        CHECK_STATUS(load_table(&q, &cfg, &m), ARK_ECORRUPT);
+        m.data[at] = old;
+    }
+    unsigned char *orig = malloc(m.len);
+    memcpy(orig, m.data, m.len);
+    size_t desc = ARK__SNAP_HEADER_BYTES + 8 * cfg.ncolumns;
+    uint64_t loaded = 0, rounds = harness_scaled(20000);
+    for (uint64_t r = 0; r < rounds; r++) {
+        memcpy(m.data, orig, m.len);
+        for (int f = 0; f < 1 + (int)harness_below(&rng, 3); f++) {
+            m.data[harness_below(&rng, m.len - 8)] =
+                (unsigned char)harness_rand(&rng);
+        }
+        fix_checksums(&m, desc);
+        ark_status st = load_table(&q, &cfg, &m);
+        CHECK(st == ARK_OK || st == ARK_ECORRUPT || st == ARK_EINVAL);
+        if (st == ARK_OK) {
+            loaded++;
+            for (int k = 0; k < 80; k++) {
+                ark_handle h;
+                if (ark_table_insert(q, &h, NULL) == ARK_OK) {
+                    ark_table_remove(q, h);
+                }
+            }
+            ark_table_flush(q);
+            CHECK_OK(ark__table_validate(q, false));
+            ark_table_destroy(q);
+        }
+    }
+    printf("%" PRIu64 " of %" PRIu64 " mutants loaded\n", loaded, rounds);
+    memcpy(m.data, orig, m.len);
+    CHECK_OK(load_table(&q, &cfg, &m));
+    ark_table_destroy(q);
+    free(orig);
+    mem_free(&m);
+    ark_table_destroy(t);
+}
+
+TEST(table_config_mismatch) {
+    ark_table_config cfg;
+    ark_table *t = small_table(&cfg);
+    CHECK(t != NULL);
+    membuf m = {0};
+    CHECK_OK(save_table(t, &m));
+    ark_table *q = NULL;
+    size_t other[3] = {4, 16, 4};
+    ark_table_config c = cfg;
+    c.column_sizes = other;
+    CHECK_STATUS(load_table(&q, &c, &m), ARK_EINVAL);
+    c = cfg;
+    c.ncolumns = 2;
+    CHECK_STATUS(load_table(&q, &c, &m), ARK_EINVAL);
+    c = cfg;
+    c.index_bits = 12;
+    CHECK_STATUS(load_table(&q, &c, &m), ARK_EINVAL);
+    c = cfg;
+    c.seal_key = 8;
+    CHECK_STATUS(load_table(&q, &c, &m), ARK_EINVAL);
+    ark_pool_config pc = {.elem_size = 4, .index_bits = 8, .gen_bits = 1};
+    ark_pool *p = NULL;
+    CHECK_STATUS(load_pool(&p, &pc, &m), ARK_ECORRUPT);
+    mem_free(&m);
+    ark_table_destroy(t);
+}
+
+TEST(table_load_allocation_failures) {
+    ark_table_config cfg;
+    ark_table *t = small_table(&cfg);
+    CHECK(t != NULL);
+    membuf m = {0};
+    CHECK_OK(save_table(t, &m));
+    test_allocator ta;
+    test_allocator_init(&ta);
+    cfg.allocator = &ta.base;
+    for (uint64_t k = 1;; k++) {
+        test_allocator_fail_at(&ta, k);
+        ark_table *q = NULL;
+        ark_status st = load_table(&q, &cfg, &m);
+        test_allocator_fail_at(&ta, 0);
+        if (st == ARK_OK) {
+            CHECK_EQ(ark_table_rows(q), ark_table_rows(t));
+            ark_table_destroy(q);
+            break;
+        }
+        CHECK_STATUS(st, ARK_ENOMEM);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK(k < 1000);
+    }
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+    mem_free(&m);
+    ark_table_destroy(t);
+}
+
+TEST(table_insert_at_replicates_shuffled) {
+    ark_table_config cfg = table_cfg();
+    cfg.index_bits = 20;
+    cfg.gen_bits = 12;
+    ark_table *a = NULL, *b = NULL;
+    CHECK_OK(ark_table_create(&a, &cfg));
+    CHECK_OK(ark_table_create(&b, &cfg));
+    uint64_t rng = harness_seed();
+    hlist l = {0};
+    uint64_t n = harness_scaled(60000);
+    for (uint64_t s = 0; s < n; s++) {
+        table_step(a, &rng, &l, s);
+    }
+    ark_table_flush(a);
+    size_t rows = ark_table_rows(a);
+    ark_handle *hs = malloc((rows + 1) * sizeof *hs);
+    for (size_t r = 0; r < rows; r++) {
+        hs[r] = ark_table_handle_at(a, r);
+    }
+    shuffle(hs, rows, &rng);
+    CHECK_OK(ark_table_reserve(b, rows));
+    for (size_t j = 0; j < rows; j++) {
+        size_t rb;
+        CHECK_OK(ark_table_insert_at(b, hs[j], &rb));
+        CHECK_EQ(rb, j);
+        fill_row(b, rb, row_digest(a, ark_table_row(a, hs[j])));
+    }
+    CHECK_OK(ark__table_validate(b, false));
+    for (size_t j = 0; j < rows; j++) {
+        CHECK_EQ(ark_table_check(b, hs[j]), ARK_OK);
+        CHECK_STATUS(ark_table_insert_at(b, hs[j], NULL), ARK_EEXIST);
+    }
+    CHECK_EQ(ark_table_count(b), ark_table_count(a));
+    CHECK_STATUS(ark_table_insert_at(b, 0, NULL), ARK_ENULL);
+    CHECK_STATUS(ark_table_insert_at(b, (uint64_t)1 << 40, NULL), ARK_EFOREIGN);
+    hlist lb = {0};
+    for (uint64_t s = 0; s < n / 4; s++) {
+        table_step(b, &rng, &lb, s);
+    }
+    CHECK_OK(ark__table_validate(b, false));
+    free(hs);
+    free(l.h);
+    free(lb.h);
+    ark_table_destroy(a);
+    ark_table_destroy(b);
+}
