@@ -198,7 +198,9 @@ static void pool_continuation(ark_pool_config cfg, uint64_t steps,
     lb.n = la.n;
     lb.cap = la.cap;
     lb.h = malloc(la.cap * sizeof *lb.h + 1);
-    memcpy(lb.h, la.h, la.n * sizeof *la.h);
+    if (la.n > 0) {
+        memcpy(lb.h, la.h, la.n * sizeof *la.h);
+    }
     uint64_t rb = rng;
     for (uint64_t s = save_at; s < steps; s++) {
         uint64_t da = pool_step(a, &rng, &la, s);
@@ -582,7 +584,9 @@ TEST(pool_insert_at_replicates_shuffled) {
     uint64_t r2 = rng;
     hlist lc = {0};
     lc.h = malloc(lb.cap * sizeof *lc.h + 1);
-    memcpy(lc.h, lb.h, lb.n * sizeof *lb.h);
+    if (lb.n > 0) {
+        memcpy(lc.h, lb.h, lb.n * sizeof *lb.h);
+    }
     lc.n = lb.n;
     lc.cap = lb.cap;
     for (uint64_t s = 0; s < n / 4; s++) {
@@ -843,7 +847,9 @@ static void table_continuation(ark_table_config cfg, uint64_t steps,
     lb.n = la.n;
     lb.cap = la.cap;
     lb.h = malloc(la.cap * sizeof *lb.h + 1);
-    memcpy(lb.h, la.h, la.n * sizeof *la.h);
+    if (la.n > 0) {
+        memcpy(lb.h, la.h, la.n * sizeof *la.h);
+    }
     uint64_t rb = rng;
     for (uint64_t s = save_at; s < steps; s++) {
         uint64_t da = table_step(a, &rng, &la, s);
