@@ -583,6 +583,9 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
 /* The body of ark_pool_load once p exists. */
 static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
                                  ark__snap_in *in, const ark__snap_header *hd) {
+    if (hd->b != 0) {
+        return ARK_ECORRUPT; /* unused by pools: one encoding per pool */
+    }
     if (hd->a != p->elem_size) {
         return ARK_EINVAL;
     }
