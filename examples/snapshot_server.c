@@ -78,7 +78,6 @@ static int save(const char *path) {
     fprintf(clients, "next %" PRIx64 "\n", next);
     fclose(f);
     fclose(clients);
-    printf("saved %zu players: %s\n", ark_pool_count(players), ark_strerror(s));
     ark_pool_destroy(players);
     return s == ARK_OK ? 0 : 1;
 }
