@@ -71,13 +71,13 @@ static snap_mem snap_input(const uint8_t *data, size_t size,
     m.data = malloc(m.len + 1);
     memcpy(m.data, data + 1, m.len);
     if ((data[0] & 1) && m.len >= desc_bytes + 16) {
-        ark__xxh64 h;
-        ark__xxh64_init(&h);
-        ark__xxh64_update(&h, m.data, desc_bytes);
-        snap_put_le64(m.data + desc_bytes, ark__xxh64_digest(&h));
-        ark__xxh64_init(&h);
-        ark__xxh64_update(&h, m.data, m.len - 8);
-        snap_put_le64(m.data + m.len - 8, ark__xxh64_digest(&h));
+        ark__snap_sum h;
+        ark__snap_sum_init(&h);
+        ark__snap_sum_update(&h, m.data, desc_bytes);
+        snap_put_le64(m.data + desc_bytes, ark__snap_sum_digest(&h));
+        ark__snap_sum_init(&h);
+        ark__snap_sum_update(&h, m.data, m.len - 8);
+        snap_put_le64(m.data + m.len - 8, ark__snap_sum_digest(&h));
     }
     return m;
 }

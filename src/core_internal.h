@@ -27,11 +27,13 @@
 #define ARK_UNLIKELY(x) (x)
 #endif
 
-/* Start loading the cache line at p for writing (a hint). */
+/* Start loading the cache line at p for writing, or for reading (hints). */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
+#define ARK_PREFETCH_READ(p) __builtin_prefetch((p), 0)
 #else
 #define ARK_PREFETCH_WRITE(p) ((void)(p))
+#define ARK_PREFETCH_READ(p) ((void)(p))
 #endif
 
 /* Copy *a into *out, or the C library allocator when a is NULL. Returns

@@ -1,76 +1,67 @@
 /*
- * snapshot.c - the snapshot byte format shared by every container: XXH64,
+ * snapshot.c - the snapshot byte format shared by every container: the
+ * checksum,
  * the buffered writer and the bounded reader, the descriptor. See
  * snapshot.h and docs/snapshot.md.
  */
 #include "snapshot.h"
 
-/* ---- XXH64 (seed 0), the reference algorithm --------------------------- */
+/* ---- checksum ------------------------------------------------------------
+ * Four lanes of a Fletcher-style sum over 64-bit little-endian words: per
+ * 32-byte stripe, lane k adds word k to a[k] and then a[k] to b[k]. A
+ * changed word changes a[k]; reordered or compensating changes change
+ * b[k]. Adds have a one-cycle latency and the lanes are independent, so
+ * the checksum runs at load speed, well under a memcpy of the same bytes
+ * (XXH64 took twice a memcpy). A final partial stripe is zero-padded;
+ * the total length and the eight sums go through splitmix64. It guards
+ * against damage, not forgery: a load checks every value anyway. */
 
-#define XXP1 0x9E3779B185EBCA87u
-#define XXP2 0xC2B2AE3D27D4EB4Fu
-#define XXP3 0x165667B19E3779F9u
-#define XXP4 0x85EBCA77C2B2AE63u
-#define XXP5 0x27D4EB2F165667C5u
-
-static uint64_t xx_rotl(uint64_t x, unsigned r) {
-    return (x << r) | (x >> (64 - r));
-}
-
-/* Little-endian loads on every host. */
-static uint64_t xx_le64(const unsigned char *p) {
+/* Little-endian loads on every host: one load where the host is little
+ * endian. */
+static uint64_t sum_le64(const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     uint64_t v = 0;
     for (unsigned k = 0; k < 8; k++) {
         v |= (uint64_t)p[k] << (8 * k);
     }
     return v;
+#endif
 }
 
-static uint32_t xx_le32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
+void ark__snap_sum_init(ark__snap_sum *h) { memset(h, 0, sizeof *h); }
 
-static uint64_t xx_round(uint64_t acc, uint64_t input) {
-    acc += input * XXP2;
-    acc = xx_rotl(acc, 31);
-    return acc * XXP1;
-}
-
-static uint64_t xx_merge(uint64_t acc, uint64_t val) {
-    acc ^= xx_round(0, val);
-    return acc * XXP1 + XXP4;
-}
-
-void ark__xxh64_init(ark__xxh64 *h) {
-    h->v[0] = XXP1 + XXP2;
-    h->v[1] = XXP2;
-    h->v[2] = 0;
-    h->v[3] = 0 - XXP1;
-    h->total = 0;
-    h->ntail = 0;
-}
-
-/* Consume whole 32-byte stripes; returns the bytes consumed. The four
- * lanes are independent, so the loop runs near memory speed. */
-static size_t xx_stripes(ark__xxh64 *h, const unsigned char *p, size_t n) {
-    uint64_t v0 = h->v[0], v1 = h->v[1], v2 = h->v[2], v3 = h->v[3];
+/* Consume whole stripes; returns the bytes consumed. */
+static size_t sum_stripes(ark__snap_sum *h, const unsigned char *p, size_t n) {
+    uint64_t a0 = h->a[0], a1 = h->a[1], a2 = h->a[2], a3 = h->a[3];
+    uint64_t b0 = h->b[0], b1 = h->b[1], b2 = h->b[2], b3 = h->b[3];
     size_t done = 0;
     while (n - done >= 32) {
-        v0 = xx_round(v0, xx_le64(p + done));
-        v1 = xx_round(v1, xx_le64(p + done + 8));
-        v2 = xx_round(v2, xx_le64(p + done + 16));
-        v3 = xx_round(v3, xx_le64(p + done + 24));
+        a0 += sum_le64(p + done);
+        a1 += sum_le64(p + done + 8);
+        a2 += sum_le64(p + done + 16);
+        a3 += sum_le64(p + done + 24);
+        b0 += a0;
+        b1 += a1;
+        b2 += a2;
+        b3 += a3;
         done += 32;
     }
-    h->v[0] = v0;
-    h->v[1] = v1;
-    h->v[2] = v2;
-    h->v[3] = v3;
+    h->a[0] = a0;
+    h->a[1] = a1;
+    h->a[2] = a2;
+    h->a[3] = a3;
+    h->b[0] = b0;
+    h->b[1] = b1;
+    h->b[2] = b2;
+    h->b[3] = b3;
     return done;
 }
 
-void ark__xxh64_update(ark__xxh64 *h, const void *data, size_t n) {
+void ark__snap_sum_update(ark__snap_sum *h, const void *data, size_t n) {
     const unsigned char *p = data;
     h->total += n;
     if (h->ntail > 0) {
@@ -82,52 +73,26 @@ void ark__xxh64_update(ark__xxh64 *h, const void *data, size_t n) {
         if (h->ntail < 32) {
             return;
         }
-        xx_stripes(h, h->tail, 32);
+        sum_stripes(h, h->tail, 32);
         h->ntail = 0;
     }
-    size_t done = xx_stripes(h, p, n);
+    size_t done = sum_stripes(h, p, n);
     memcpy(h->tail, p + done, n - done);
     h->ntail = n - done;
 }
 
-uint64_t ark__xxh64_digest(const ark__xxh64 *h) {
-    uint64_t acc;
-    if (h->total >= 32) {
-        acc = xx_rotl(h->v[0], 1) + xx_rotl(h->v[1], 7) + xx_rotl(h->v[2], 12) +
-              xx_rotl(h->v[3], 18);
-        for (unsigned k = 0; k < 4; k++) {
-            acc = xx_merge(acc, h->v[k]);
-        }
-    } else {
-        acc = h->v[2] + XXP5; /* seed + PRIME5 */
+uint64_t ark__snap_sum_digest(const ark__snap_sum *h) {
+    ark__snap_sum c = *h;
+    if (c.ntail > 0) {
+        memset(c.tail + c.ntail, 0, 32 - c.ntail);
+        sum_stripes(&c, c.tail, 32);
     }
-    acc += h->total;
-    const unsigned char *p = h->tail;
-    size_t n = h->ntail;
-    while (n >= 8) {
-        acc ^= xx_round(0, xx_le64(p));
-        acc = xx_rotl(acc, 27) * XXP1 + XXP4;
-        p += 8;
-        n -= 8;
+    uint64_t d = ark__mix64(c.total);
+    for (unsigned k = 0; k < 4; k++) {
+        d = ark__mix64(d ^ c.a[k]);
+        d = ark__mix64(d ^ c.b[k]);
     }
-    if (n >= 4) {
-        acc ^= (uint64_t)xx_le32(p) * XXP1;
-        acc = xx_rotl(acc, 23) * XXP2 + XXP3;
-        p += 4;
-        n -= 4;
-    }
-    while (n > 0) {
-        acc ^= *p * XXP5;
-        acc = xx_rotl(acc, 11) * XXP1;
-        p++;
-        n--;
-    }
-    acc ^= acc >> 33;
-    acc *= XXP2;
-    acc ^= acc >> 29;
-    acc *= XXP3;
-    acc ^= acc >> 32;
-    return acc;
+    return d;
 }
 
 /* ---- writer ------------------------------------------------------------ */
@@ -139,12 +104,12 @@ void ark__snap_out_init(ark__snap_out *o, const ark_writer *w) {
     o->w = w;
     o->st = ARK_OK;
     o->len = 0;
-    ark__xxh64_init(&o->h);
+    ark__snap_sum_init(&o->h);
 }
 
 void ark__snap_out_flush(ark__snap_out *o) {
     if (o->len > 0 && o->st == ARK_OK) {
-        ark__xxh64_update(&o->h, o->buf, o->len);
+        ark__snap_sum_update(&o->h, o->buf, o->len);
         o->st = o->w->write(o->w->ctx, o->buf, o->len);
     }
     o->len = 0;
@@ -155,7 +120,7 @@ void ark__snap_out_big(ark__snap_out *o, const void *p, size_t n) {
     if (n >= ARK__SNAP_BUF) {
         ark__snap_out_flush(o);
         if (o->st == ARK_OK) {
-            ark__xxh64_update(&o->h, src, n);
+            ark__snap_sum_update(&o->h, src, n);
             o->st = o->w->write(o->w->ctx, src, n);
         }
         return;
@@ -175,7 +140,7 @@ void ark__snap_out_big(ark__snap_out *o, const void *p, size_t n) {
 
 static uint64_t out_digest(ark__snap_out *o) {
     ark__snap_out_flush(o);
-    return ark__xxh64_digest(&o->h);
+    return ark__snap_sum_digest(&o->h);
 }
 
 void ark__snap_write_header(ark__snap_out *o, const ark__snap_header *hd,
@@ -218,7 +183,7 @@ void ark__snap_in_init(ark__snap_in *in, const ark_reader *r) {
     in->remaining = 0;
     in->pos = 0;
     in->len = 0;
-    ark__xxh64_init(&in->h);
+    ark__snap_sum_init(&in->h);
 }
 
 void ark__snap_in_expect(ark__snap_in *in, uint64_t n) {
@@ -247,7 +212,7 @@ static void in_fill(ark__snap_in *in) {
         in->st = st;
         return;
     }
-    ark__xxh64_update(&in->h, in->buf, n);
+    ark__snap_sum_update(&in->h, in->buf, n);
     in->remaining -= n;
     in->len = n;
 }
@@ -267,7 +232,7 @@ void ark__snap_in_big(ark__snap_in *in, void *dst, size_t n) {
                 in->st = st;
                 continue;
             }
-            ark__xxh64_update(&in->h, d, n);
+            ark__snap_sum_update(&in->h, d, n);
             in->remaining -= n;
             return;
         }
@@ -291,7 +256,7 @@ static ark_status in_check_digest(ark__snap_in *in) {
     if (in->pos != in->len || in->remaining != 0) {
         return ARK_ECORRUPT;
     }
-    uint64_t want = ark__xxh64_digest(&in->h);
+    uint64_t want = ark__snap_sum_digest(&in->h);
     ark__snap_in_expect(in, 8);
     uint64_t got = ark__snap_get64(in);
     if (in->st != ARK_OK) {

@@ -1,7 +1,7 @@
 /*
  * snapshot.h - the byte format of ark snapshots (docs/snapshot.md): a
  * buffered little-endian writer and a bounded reader over the user's
- * ark_writer / ark_reader, the XXH64 checksum they keep on the way, and
+ * ark_writer / ark_reader, the checksum they keep on the way, and
  * the common descriptor (header) every container kind starts with; never
  * installed.
  *
@@ -35,17 +35,17 @@
 /* The number of round keys of the sealing permutation a snapshot keeps. */
 #define ARK__SNAP_KEYS 6u
 
-/* XXH64 streaming state. */
-typedef struct ark__xxh64 {
-    uint64_t v[4];
+/* The checksum's streaming state (see snapshot.c and docs/snapshot.md). */
+typedef struct ark__snap_sum {
+    uint64_t a[4], b[4];
     uint64_t total;
     unsigned char tail[32];
     size_t ntail;
-} ark__xxh64;
+} ark__snap_sum;
 
-void ark__xxh64_init(ark__xxh64 *h);
-void ark__xxh64_update(ark__xxh64 *h, const void *data, size_t n);
-uint64_t ark__xxh64_digest(const ark__xxh64 *h);
+void ark__snap_sum_init(ark__snap_sum *h);
+void ark__snap_sum_update(ark__snap_sum *h, const void *data, size_t n);
+uint64_t ark__snap_sum_digest(const ark__snap_sum *h);
 
 /* The fixed descriptor. a and b depend on the kind (pool: elem_size, 0;
  * table: ncolumns, rows). */
@@ -64,7 +64,7 @@ typedef struct ark__snap_out {
     const ark_writer *w;
     ark_status st; /* first error; later puts do nothing */
     size_t len;
-    ark__xxh64 h;
+    ark__snap_sum h;
     unsigned char buf[ARK__SNAP_BUF];
 } ark__snap_out;
 
@@ -112,7 +112,7 @@ typedef struct ark__snap_in {
     ark_status st;      /* first error; later reads give zeros */
     uint64_t remaining; /* bytes announced and not yet filled */
     size_t pos, len;    /* unread bytes are buf[pos, len) */
-    ark__xxh64 h;
+    ark__snap_sum h;
     unsigned char buf[ARK__SNAP_BUF];
 } ark__snap_in;
 

@@ -78,16 +78,16 @@ static void fix_checksums(membuf *m, size_t desc_bytes) {
     if (m->len < desc_bytes + 16) {
         return;
     }
-    ark__xxh64 h;
-    ark__xxh64_init(&h);
-    ark__xxh64_update(&h, m->data, desc_bytes);
-    uint64_t d = ark__xxh64_digest(&h);
+    ark__snap_sum h;
+    ark__snap_sum_init(&h);
+    ark__snap_sum_update(&h, m->data, desc_bytes);
+    uint64_t d = ark__snap_sum_digest(&h);
     for (int k = 0; k < 8; k++) {
         m->data[desc_bytes + k] = (unsigned char)(d >> (8 * k));
     }
-    ark__xxh64_init(&h);
-    ark__xxh64_update(&h, m->data, m->len - 8);
-    d = ark__xxh64_digest(&h);
+    ark__snap_sum_init(&h);
+    ark__snap_sum_update(&h, m->data, m->len - 8);
+    d = ark__snap_sum_digest(&h);
     for (int k = 0; k < 8; k++) {
         m->data[m->len - 8 + k] = (unsigned char)(d >> (8 * k));
     }
