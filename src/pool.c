@@ -63,34 +63,6 @@ struct ark_pool {
 /* What slot 0 reads as while the pool has no storage: a free stamp. */
 static const uint64_t empty_slot[1];
 
-/* Copy an element; the common sizes get fixed-size copies the compiler
- * inlines (a libc call would dominate an insert). */
-static inline void copy_elem(char *dst, const void *src, size_t n) {
-    switch (n) {
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 12:
-        memcpy(dst, src, 12);
-        break;
-    case 16:
-        memcpy(dst, src, 16);
-        break;
-    case 24:
-        memcpy(dst, src, 24);
-        break;
-    case 32:
-        memcpy(dst, src, 32);
-        break;
-    default:
-        memcpy(dst, src, n);
-        break;
-    }
-}
-
 /* ---- what the engine asks of a pool ----------------------------------- */
 
 static void pool_unlink_slot(void *c, uint64_t i) {
@@ -415,7 +387,7 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     if (st != ARK_OK) {
         return st;
     }
-    copy_elem(slot + p->view.slots.data_off, elem, p->elem_size);
+    ark__copy_small(slot + p->view.slots.data_off, elem, p->elem_size);
     if (out != NULL) {
         *out = ark__slots_handle(&p->s, i, slot);
     }
@@ -557,7 +529,7 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
         return st;
     }
     p->view.live[i >> 6] |= (uint64_t)1 << (i & 63);
-    copy_elem(slot + p->view.slots.data_off, elem, p->elem_size);
+    ark__copy_small(slot + p->view.slots.data_off, elem, p->elem_size);
     return ARK_OK;
 }
 

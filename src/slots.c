@@ -684,34 +684,6 @@ static ark_status save_ring(const ark__slots *s, ark__snap_out *o) {
     return ARK_OK;
 }
 
-/* Copy a payload; the common sizes get fixed-size copies the compiler
- * inlines (a libc call per slot would dominate a save or load). */
-static inline void copy_payload(void *dst, const void *src, size_t n) {
-    switch (n) {
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 12:
-        memcpy(dst, src, 12);
-        break;
-    case 16:
-        memcpy(dst, src, 16);
-        break;
-    case 24:
-        memcpy(dst, src, 24);
-        break;
-    case 32:
-        memcpy(dst, src, 32);
-        break;
-    default:
-        memcpy(dst, src, n);
-        break;
-    }
-}
-
 static inline void put_le32(unsigned char *d, uint32_t v) {
     d[0] = (unsigned char)v;
     d[1] = (unsigned char)(v >> 8);
@@ -750,7 +722,7 @@ static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
             put_le32(buf + len, stamp);
             len += 4;
             if (stamp != 0 && payload != 0) {
-                copy_payload(buf + len, slot + off, payload);
+                ark__copy_small(buf + len, slot + off, payload);
                 len += payload;
             }
         }
@@ -878,7 +850,7 @@ static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
                 break;
             }
             memcpy(slot, &stamp, 4);
-            copy_payload(slot + off, buf + pos, payload);
+            ark__copy_small(slot + off, buf + pos, payload);
             pos += payload;
             live++;
             if (bits != NULL) {

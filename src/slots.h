@@ -74,7 +74,8 @@ typedef struct ark__slots_config {
 typedef struct ark__slots {
     /* hot: read by take, remove and free */
     ark__slot_view *v; /* the container's view: layout and slot storage */
-    uint32_t *ring;    /* FIFO of free slots; ring_cap >= issued - 1 */
+    uint32_t *ring;    /* FIFO of free slots (and dead entries, see insert_at);
+                          ring_cap >= issued - 1 and >= nfree + ring_dead */
     uint64_t ring_cap, head, nfree;
     uint64_t issued;  /* slots [0, issued) were handed out at least once */
     size_t count;     /* live elements, marked and dying ones excluded */
