@@ -1,11 +1,15 @@
 // bench_idmap_peers.cpp - the peers of bench_idmap.c on the same keys,
-// workloads, rows and checksums: absl::flat_hash_map<uint64_t, uint64_t>
-// (when Debian's libabsl-dev is installed) and std::unordered_map.
+// workloads, rows and checksums: boost::unordered_flat_map (when Debian's
+// libboost1.81-dev is installed), absl::flat_hash_map<uint64_t, uint64_t>
+// (when libabsl-dev is) and std::unordered_map, each with its default hash.
 #include "bench_idmap_common.h"
 
 #include <unordered_map>
 #ifdef ARK_BENCH_HAVE_ABSL
 #include <absl/container/flat_hash_map.h>
+#endif
+#ifdef ARK_BENCH_HAVE_BOOST
+#include <boost/unordered/unordered_flat_map.hpp>
 #endif
 
 namespace {
@@ -93,6 +97,9 @@ struct peer {
 };
 
 const peer peers[] = {
+#ifdef ARK_BENCH_HAVE_BOOST
+    {"boost_flat", run_peer<boost::unordered_flat_map<uint64_t, uint64_t>>},
+#endif
 #ifdef ARK_BENCH_HAVE_ABSL
     {"absl_flat", run_peer<absl::flat_hash_map<uint64_t, uint64_t>>},
 #endif
@@ -103,7 +110,7 @@ const int npeers = sizeof peers / sizeof peers[0];
 } // namespace
 
 int main(int argc, char **argv) {
-    const char *names[2];
+    const char *names[3];
     for (int i = 0; i < npeers; i++) {
         names[i] = peers[i].name;
     }

@@ -1,5 +1,6 @@
 # C++ peers of ark_idmap (bench_idmap_peers.cpp): std::unordered_map always,
-# absl::flat_hash_map when Debian's libabsl-dev is installed (idmap.deps).
+# boost::unordered_flat_map when Debian's libboost1.81-dev is installed and
+# absl::flat_hash_map when libabsl-dev is (both listed in idmap.deps).
 # Built only with -DARK_BENCH_PEERS=ON (bench/run.sh sets it), so
 # `make test` needs no C++ package.
 option(ARK_BENCH_PEERS "Build the benchmarks' peer programs" OFF)
@@ -21,6 +22,13 @@ if(ARK_BENCH_PEERS)
     target_link_libraries(bench_idmap_peers PRIVATE absl::flat_hash_map absl::hash)
   else()
     message(STATUS "bench idmap: absl::flat_hash_map skipped (install libabsl-dev)")
+  endif()
+  include(CheckIncludeFileCXX)
+  check_include_file_cxx(boost/unordered/unordered_flat_map.hpp ARK_HAVE_BOOST_FLAT)
+  if(ARK_HAVE_BOOST_FLAT)
+    target_compile_definitions(bench_idmap_peers PRIVATE ARK_BENCH_HAVE_BOOST)
+  else()
+    message(STATUS "bench idmap: boost::unordered_flat_map skipped (install libboost1.81-dev)")
   endif()
   if(ARK_TESTS)
     add_test(NAME bench.bench_idmap_peers.smoke COMMAND bench_idmap_peers --mode smoke)

@@ -5,10 +5,11 @@
  * input as full 64-bit values, as small values (so keys repeat and runs
  * form), as the extremes 0 and UINT64_MAX, or as a key the model holds.
  * Every step checks count, the layout invariants the header states
- * (control bytes and their mirror, every entry in the run of its home
- * slot), and that iteration and each visit exactly the model's entries.
- * Allocation failures are injected on demand; reserve takes sizes from
- * the input, up to SIZE_MAX.
+ * (tags, every entry within the probe bound with the overflow bits of
+ * the groups it passes set), and that iteration and each visit exactly the
+ * model's entries. Allocation failures are injected on demand; reserve takes
+ * sizes from the input, up to SIZE_MAX. The seed is fixed (and may be set again
+ * by the input while the map is empty) so that every input replays.
  */
 #include "ark/idmap.h"
 #include "fuzz_common.h"
@@ -84,27 +85,29 @@ static bool record(uint64_t key, uint64_t value, void *ud) {
 }
 
 FUZZ_NO_COVERAGE static void check_layout(const ark_idmap *map) {
-    if (map->capacity == 0) {
-        FUZZ_REQUIRE(map->count == 0);
+    if (map->groups == 0) {
+        FUZZ_REQUIRE(map->count == 0 && map->gmask == 0);
         return;
     }
-    size_t cap = map->capacity, full = 0;
-    FUZZ_REQUIRE((cap & (cap - 1)) == 0 && cap >= 16 && map->mask == cap - 1);
-    FUZZ_REQUIRE(map->count < cap && map->count <= cap - cap / 8);
-    for (size_t i = 0; i < ARK__IDMAP_MIRROR; i++) {
-        FUZZ_REQUIRE(map->ctrl[cap + i] == map->ctrl[i]);
-    }
-    for (size_t i = 0; i < cap; i++) {
-        if (map->ctrl[i] == 0) {
+    size_t groups = map->groups, full = 0;
+    FUZZ_REQUIRE((groups & (groups - 1)) == 0 && map->gmask == groups - 1);
+    FUZZ_REQUIRE(map->count <= map->max_load &&
+                 map->count <= groups * ARK__IDMAP_SLOTS * 7 / 8);
+    for (size_t i = 0; i < groups * ARK__IDMAP_SLOTS; i++) {
+        size_t g = i / ARK__IDMAP_SLOTS;
+        uint8_t c = map->ctrl[g * 16 + i % ARK__IDMAP_SLOTS];
+        if (c == 0) {
             continue;
         }
         full++;
         uint64_t h = ark__idmap_hash(map->seed, map->slots[i].key);
-        FUZZ_REQUIRE(map->ctrl[i] == ark__idmap_tag(h));
-        /* No empty slot between the key's home and the key. */
-        for (size_t j = (size_t)h & map->mask; j != i;
-             j = (j + 1) & map->mask) {
-            FUZZ_REQUIRE(map->ctrl[j] != 0);
+        FUZZ_REQUIRE(c == ark__idmap_tag(h));
+        /* Within the probe bound, every group passed marked overflowed. */
+        size_t p = (size_t)h & map->gmask, probes = 1;
+        for (size_t step = 1; p != g; step++, probes++) {
+            FUZZ_REQUIRE(probes < ARK_IDMAP_MAX_PROBE);
+            FUZZ_REQUIRE(map->ctrl[p * 16 + 15] & ark__idmap_ofw(h));
+            p = (p + step) & map->gmask;
         }
     }
     FUZZ_REQUIRE(full == map->count);
@@ -116,7 +119,7 @@ FUZZ_NO_COVERAGE static void check_all(ark_idmap *map, model *m, int deep) {
     FUZZ_REQUIRE(ark_idmap_count(map) == m->n);
     /* A large reserve makes the table up to 2^21 slots: walking it after
      * every step would spend the run there; it is walked once at the end. */
-    if (deep == 0 || (deep == 1 && map->capacity > DEEP_MAX)) {
+    if (deep == 0 || (deep == 1 && map->groups * ARK__IDMAP_SLOTS > DEEP_MAX)) {
         return;
     }
     check_layout(map);
@@ -155,6 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FUZZ_REQUIRE(ark_idmap_count(map) == 0);
+    ark_idmap_set_seed(map, 0x243f6a8885a308d3ull); /* replayable */
     int deep = !(shape & 4); /* layout and iteration after every step */
     while (!fuzz_done(&in)) {
         uint8_t op = fuzz_u8(&in);
@@ -162,14 +166,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         switch (op & 0x0f) {
         case 0:
         case 1:
-        case 2: { /* put */
+        case 2:
+        case 10: { /* put, or insert: a present key keeps its value */
+            bool put = (op & 0x0f) != 10;
             uint64_t key = pick_key(&in, &m);
             uint64_t value = fuzz_u64(&in);
             size_t i = find(&m, key);
-            ark_status s = ark_idmap_put(map, key, value);
+            ark_status s = put ? ark_idmap_put(map, key, value)
+                               : ark_idmap_insert(map, key, value);
             if (i != SIZE_MAX) {
-                FUZZ_REQUIRE(s == ARK_OK); /* overwriting never fails */
-                m.e[i].value = value;
+                /* overwriting never fails */
+                FUZZ_REQUIRE(s == (put ? ARK_OK : ARK_EEXIST));
+                if (put) {
+                    m.e[i].value = value;
+                }
             } else if (s == ARK_OK) {
                 FUZZ_REQUIRE(m.n < MODEL_MAX);
                 m.e[m.n++] = (pair){key, value};
@@ -211,21 +221,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t n = (how & 1)   ? (size_t)fuzz_u64(&in)
                        : (how & 2) ? (size_t)(how >> 2) * 64
                                    : (size_t)(how >> 2);
-            size_t cap = map->capacity;
+            size_t cap = map->groups;
             ark_status s = ark_idmap_reserve(map, n);
             if (s == ARK_OK) {
-                FUZZ_REQUIRE(map->capacity - map->capacity / 8 >= n);
-                /* puts up to n allocate nothing: checked by arming */
+                FUZZ_REQUIRE(map->groups * ARK__IDMAP_SLOTS * 7 / 8 >= n);
+                /* puts up to n allocate nothing (checked by arming) unless
+                 * enough colliding keys force a re-seed */
                 if (m.n < n && m.n < MODEL_MAX) {
                     uint64_t key = fuzz_u64(&in);
                     if (find(&m, key) == SIZE_MAX) {
                         fa.fail_next = 1;
-                        FUZZ_REQUIRE(ark_idmap_put(map, key, 7) == ARK_OK);
-                        m.e[m.n++] = (pair){key, 7};
+                        ark_status ps = ark_idmap_put(map, key, 7);
+                        FUZZ_REQUIRE(ps == ARK_OK ||
+                                     m.n >= ARK__IDMAP_SLOTS *
+                                                ARK_IDMAP_MAX_PROBE);
+                        if (ps == ARK_OK) {
+                            m.e[m.n++] = (pair){key, 7};
+                        }
                     }
                 }
             } else {
-                FUZZ_REQUIRE(s == ARK_ENOMEM && map->capacity == cap);
+                FUZZ_REQUIRE(s == ARK_ENOMEM && map->groups == cap);
             }
             break;
         }
@@ -241,10 +257,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         case 8: /* clear (keeps the table) */
             if ((op & 0x70) == 0x70) {
-                size_t cap = map->capacity;
+                size_t cap = map->groups;
                 ark_idmap_clear(map);
                 m.n = 0;
-                FUZZ_REQUIRE(map->capacity == cap);
+                FUZZ_REQUIRE(map->groups == cap);
             }
             break;
         case 9: { /* iteration visits entries in each's order */
@@ -257,6 +273,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 FUZZ_REQUIRE(o.at < o.n && o.keys[o.at++] == it.key);
             }
             FUZZ_REQUIRE(o.at == o.n);
+            break;
+        }
+        case 11: { /* take, with or without the old value */
+            uint64_t key = pick_key(&in, &m);
+            size_t i = find(&m, key);
+            uint64_t old = 0x5a5a5a5a5a5a5a5a;
+            bool got = ark_idmap_take(map, key, (op & 0x10) ? NULL : &old);
+            FUZZ_REQUIRE(got == (i != SIZE_MAX));
+            if (!(op & 0x10)) {
+                FUZZ_REQUIRE(old == (got ? m.e[i].value : 0x5a5a5a5a5a5a5a5a));
+            }
+            if (got) {
+                m.e[i] = m.e[--m.n];
+            }
+            FUZZ_REQUIRE(!ark_idmap_get(map, key, NULL));
+            break;
+        }
+        case 12: { /* set_seed: only an empty map takes it */
+            uint64_t seed = fuzz_u64(&in), before = map->seed;
+            ark_idmap_set_seed(map, seed);
+            FUZZ_REQUIRE(map->seed == (m.n == 0 ? seed : before));
             break;
         }
         default:

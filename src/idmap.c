@@ -1,31 +1,38 @@
 /*
- * idmap.c - ark_idmap: linear probing over 16-byte slots, with a parallel
- * array of control bytes probed a group at a time.
+ * idmap.c - ark_idmap: groups of 15 slots probed with one 16-byte control
+ * word each, overflow bits instead of tombstones, and a hard bound on how
+ * far any key lies from its home.
  *
- * Why this design (measured, see docs/idmap.md): slots that hold the key
- * inline make a hit cheap (the key is compared where the value is), but a
- * miss must walk the whole run of slots; Swiss-table control bytes make a
- * miss cheap (one group of 16 bytes usually shows an empty byte) but cost a
- * second memory access on a hit. Control bytes for the miss plus linear,
- * slot-granular probing give both: the run that holds a key starts at its
- * home slot, so a hit is almost always in the first group and in the first
- * cache line or two of slots.
+ * Why this design (measured, see docs/idmap.md): the earlier map probed
+ * slot by slot (linear probing) and removed by shifting the rest of the run
+ * back. That made removal cost the length of the run, and a run of
+ * attacker-chosen consecutive homes made every miss and every removal in it
+ * walk the whole run, whatever the detection on insert. With groups and
+ * overflow bits a miss stops at the first group that never overflowed for
+ * its hash, a removal clears one byte, and the length of a probe sequence
+ * is what an insert chose, so bounding it on insert bounds every operation.
  *
  * Table memory (one allocation, 64-byte aligned):
- *   slots[capacity]                   16 bytes each: key, value
- *   ctrl[capacity + ARK__IDMAP_MIRROR] 0 = empty, 0x80 | hash >> 57 = full;
- *                                      ctrl[capacity + i] == ctrl[i]
- * A full slot's key is meaningful; an empty slot's key and value are junk,
- * which is why no key value needs to be reserved as a marker.
+ *   slots[groups * 15]   16 bytes each: key, value
+ *   ctrl[groups * 16]    per group: 15 tags (0 = empty), then overflow bits
+ * An empty slot's key and value are junk, so no key value is reserved.
  *
- * Removal without tombstones (Knuth's algorithm R, "backward shift"):
- * emptying slot p can break the run of a later key whose home precedes p.
- * So the walk continues through the run after p; each entry that may move
- * (its home is not in (p, j], cyclically) moves back into the hole, and its
- * old slot becomes the new hole. The run ends at the first empty slot.
- * Afterwards the table is exactly as if the removed key had never been
- * inserted (up to order within runs), so churn never degrades lookups and
- * nothing ever needs a cleanup rehash.
+ * Overflow bits only ever turn on between rebuilds: a removal cannot tell
+ * whether other keys still passed the group. So each removal from a group
+ * with any overflow bit set spends one unit of max_load (the inserts left
+ * before the table is rebuilt); when it runs out, the overflow bits are
+ * recomputed in place from the keys (no allocation), or the table doubles
+ * if it is more than 3/4 full. This keeps misses short under endless churn.
+ *
+ * Long probe sequences: the table is re-seeded (the first time at a
+ * capacity, for a fixed seed, to a seed derived from it; otherwise from the
+ * OS's entropy, which an attacker cannot predict) when an insert finds no
+ * empty slot within ARK_IDMAP_MAX_PROBE groups (a hard bound, which random
+ * keys at the highest load pass about once in 2^40 tables), and also when
+ * more inserts probe past LONG_PROBE groups than random keys ever do, so a
+ * flood is caught long before its probes approach the hard bound. After two
+ * re-seeds at one capacity the table doubles instead. A rebuild that itself
+ * meets long sequences tries again the same way.
  */
 #include "ark/idmap.h"
 
@@ -35,105 +42,194 @@
 #include <string.h>
 
 /* The one external definition of each inline function of idmap.h. */
-ARK_API extern inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key);
-ARK_API extern inline uint8_t ark__idmap_tag(uint64_t h);
-ARK_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
-ARK_API extern inline ark__idmap_mask ark__idmap_match(ark__idmap_group g,
-                                                       uint8_t tag);
-ARK_API extern inline ark__idmap_mask ark__idmap_full(ark__idmap_group g);
-ARK_API extern inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g);
-ARK_API extern inline ark_idmap_slot *
-ark__idmap_probe(const ark_idmap *m, uint64_t key, uint64_t h, size_t *empty);
-ARK_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+ARK_INLINE_API extern inline uint64_t ark__idmap_hash(uint64_t seed,
                                                       uint64_t key);
+ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
+ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
+ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c);
+#if !defined(ARK__IDMAP_SSE2)
+ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
+#endif
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_full(const uint8_t *ctrl);
+ARK_INLINE_API extern inline ark_idmap_slot *
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
+ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+                                                             uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                          uint64_t *value);
 ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
-ARK_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
-                                                size_t from);
+ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
+                                                       size_t from);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
 ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
 
-/* The seed every map starts with: iteration order is reproducible. */
-#define SEED0 0x243f6a8885a308d3ull
-#define MIN_CAPACITY 16
+#define GROUP_BYTES (ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot) + 16)
 
-/* Entries a table of cap slots may hold before it grows: 7/8 of it. */
-static size_t max_load(size_t cap) { return cap - cap / 8; }
+/* Entries a table of g groups may hold: 7/8 of its slots. */
+static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
 
-/* Bytes of a table of cap slots, or 0 on overflow. */
-static size_t table_bytes(size_t cap) {
-    size_t slots;
-    if (ark__mul_overflows(cap, sizeof(ark_idmap_slot), &slots) ||
-        slots > SIZE_MAX - cap - ARK__IDMAP_MIRROR) {
-        return 0;
-    }
-    return slots + cap + ARK__IDMAP_MIRROR;
+/* Bytes of a table of g groups (g <= ARK__IDMAP_MAX_GROUPS, so this cannot
+ * overflow: 256 * 2^32 on 64-bit systems, 256 * 2^22 on 32-bit ones). */
+static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
+
+/* Store key, value in slot i of group g and tag it. */
+static inline void store(ark_idmap *m, size_t g, unsigned i, uint64_t h,
+                         uint64_t key, uint64_t value) {
+    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
+    s->key = key;
+    s->value = value;
+    m->ctrl[g * 16 + i] = ark__idmap_tag(h);
 }
 
-static void set_ctrl(ark_idmap *m, size_t i, uint8_t c) {
-    m->ctrl[i] = c;
-    if (i < ARK__IDMAP_MIRROR) {
-        m->ctrl[m->capacity + i] = c;
-    }
+/* The empty slots of group g. */
+static inline ark__idmap_mask empty_slots(const ark_idmap *m, size_t g) {
+    return ark__idmap_match(ark__idmap_load(m->ctrl + g * 16), 0) &
+           ARK__IDMAP_SLOT_BITS;
 }
 
-/* Return the first empty slot at or after i (one exists: load < 1). */
-static size_t first_empty(const ark_idmap *m, size_t i) {
-    for (;;) {
-        ark__idmap_mask e = ark__idmap_empty(ark__idmap_load(m->ctrl + i));
-        if (e != 0) {
-            return (i + (ark__ctz64(e) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
+/* place() past a full home group. */
+ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
+                                       uint64_t value) {
+    uint8_t ofw = ark__idmap_ofw(h);
+    size_t g = (size_t)h & m->gmask;
+    for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
+        ark__idmap_mask empty = empty_slots(m, g);
+        if (empty != 0) {
+            store(m, g, ark__ctz64(empty), h, key, value);
+            return step;
         }
-        i = (i + ARK__IDMAP_GROUP) & m->mask;
+        m->ctrl[g * 16 + 15] |= ofw;
+        g = (g + step) & m->gmask;
     }
+    return 0;
+}
+
+/* Store key, value in an empty slot along h's probe sequence, setting the
+ * overflow bit of every full group passed. Returns the number of groups
+ * probed, or 0, with overflow bits possibly set but nothing stored, when no
+ * slot lies within ARK_IDMAP_MAX_PROBE groups. */
+static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
+                             uint64_t value) {
+    size_t g = (size_t)h & m->gmask;
+    ark__idmap_mask empty = empty_slots(m, g);
+    if (empty == 0) {
+        return place_far(m, h, key, value);
+    }
+    store(m, g, ark__ctz64(empty), h, key, value);
+    return 1;
+}
+
+/* Probe statistics since the table was last rebuilt, and whether they
+ * exceed what random keys produce. Random keys filling a table to 7/8 place
+ * 7% of their inserts past the home group and 1 in 4,000 past 8 groups;
+ * at the highest steady load under churn, still under a third past home.
+ * A flood that puts keys in one home or one run shows up in the second
+ * count; one that makes many groups overflow, so that misses walk several
+ * groups, in the first. */
+typedef ark__idmap_stats probe_stats;
+
+#define LONG_PROBE 8
+
+/* Count one insert that probed `probes` groups; return true when the
+ * statistics call for a re-seed. */
+static bool count_probe(probe_stats *st, unsigned probes) {
+    st->inserts++;
+    if (probes <= 1) {
+        return false;
+    }
+    st->far_probes++;
+    st->longer += probes > LONG_PROBE;
+    return st->far_probes > 64 + st->inserts / 2 ||
+           st->longer > 8 + st->inserts / 64;
 }
 
 static void free_table(ark_idmap *m) {
-    if (m->capacity != 0) {
-        ark__free(&m->alloc, m->slots, table_bytes(m->capacity));
+    if (m->groups != 0) {
+        ark__free(&m->alloc, m->slots, table_bytes(m->groups));
     }
 }
 
-/* Move every entry into a new table of cap slots hashed with seed. On
- * ENOMEM the map is untouched. */
-static ark_status rehash(ark_idmap *m, size_t cap, uint64_t seed) {
-    size_t bytes = table_bytes(cap);
-    if (bytes == 0) {
-        return ARK_ENOMEM;
+/* A seed for a re-seed: derived from the current one the first time a
+ * fixed-seed map re-seeds at a capacity (reproducible), else from the OS's
+ * entropy (unpredictable). Never the current seed. */
+static uint64_t next_seed(const ark_idmap *m, unsigned tries) {
+    uint64_t s;
+    if (m->seed_fixed && m->reseeds + tries == 0) {
+        s = ark__mix64(m->seed ^ 0x5851f42d4c957f2dull);
+    } else {
+        s = ark__entropy64(m, NULL) ^ ark__mix64(m->seed);
     }
-    ark_idmap_slot *slots = ark__alloc(&m->alloc, bytes, 64);
+    return s == m->seed ? ~s : s;
+}
+
+enum { REHASH_OK, REHASH_NOMEM, REHASH_LONG };
+
+/* Move every entry into a new table of g groups hashed with seed. On
+ * failure the map is untouched. */
+static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
+    ark_idmap_slot *slots = ark__alloc(&m->alloc, table_bytes(g), 64);
     if (slots == NULL) {
-        return ARK_ENOMEM;
+        return REHASH_NOMEM;
     }
     ark_idmap n = *m;
     n.slots = slots;
-    n.ctrl = (uint8_t *)(slots + cap);
-    n.capacity = cap;
-    n.mask = cap - 1;
+    n.ctrl = (uint8_t *)(slots + g * ARK__IDMAP_SLOTS);
+    n.gmask = g - 1;
     n.seed = seed;
-    memset(n.ctrl, 0, cap + ARK__IDMAP_MIRROR);
-    /* Whole groups of control bytes at a time: no branch per empty slot.
-     * Capacity is a multiple of the group size, so no mirror byte is read. */
-    for (size_t base = 0; base < m->capacity; base += ARK__IDMAP_GROUP) {
-        ark__idmap_mask full = ark__idmap_full(ark__idmap_load(m->ctrl + base));
+    memset(n.ctrl, 0, g * 16);
+    probe_stats st = {0, 0, 0};
+    for (size_t og = 0; og < m->groups; og++) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
+        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
         while (full != 0) {
-            size_t i = base + (ark__ctz64(full) >> ARK__IDMAP_BIT_SHIFT);
-            uint64_t h = ark__idmap_hash(seed, m->slots[i].key);
-            size_t j = first_empty(&n, (size_t)h & n.mask);
-            n.slots[j] = m->slots[i];
-            set_ctrl(&n, j, ark__idmap_tag(h));
+            const ark_idmap_slot *e = s + ark__ctz64(full);
+            unsigned probes =
+                place(&n, ark__idmap_hash(seed, e->key), e->key, e->value);
+            if (probes == 0 || count_probe(&st, probes)) {
+                ark__free(&m->alloc, slots, table_bytes(g));
+                return REHASH_LONG;
+            }
             full &= full - 1;
         }
     }
     free_table(m);
     m->slots = n.slots;
     m->ctrl = n.ctrl;
-    m->capacity = n.capacity;
-    m->mask = n.mask;
-    m->seed = n.seed;
-    return ARK_OK;
+    m->gmask = n.gmask;
+    m->seed = seed;
+    if (g != m->groups) {
+        m->reseeds = 0;
+    }
+    m->groups = g;
+    m->max_load = load_limit(g);
+    m->stats = st;
+    return REHASH_OK;
+}
+
+/* Rebuild the table with g groups (growing further, by re-seeding and then
+ * doubling, while some key would lie too far from home). On ENOMEM the map
+ * is untouched. */
+static ark_status rehash(ark_idmap *m, size_t g, uint64_t seed) {
+    for (unsigned tries = 0;; tries++) {
+        int r = rehash_once(m, g, seed);
+        if (r == REHASH_OK) {
+            return ARK_OK;
+        }
+        if (r == REHASH_NOMEM) {
+            return ARK_ENOMEM;
+        }
+        if (tries % 2 == 1) {
+            if (g >= ARK__IDMAP_MAX_GROUPS) {
+                return ARK_ENOMEM;
+            }
+            g *= 2;
+        }
+        seed = next_seed(m, tries + 1);
+    }
 }
 
 /* Point the map at its built-in empty table. */
@@ -141,11 +237,12 @@ static void set_no_table(ark_idmap *m) {
     m->slots = &m->spare_slot;
     m->ctrl = m->spare_ctrl;
     memset(m->spare_ctrl, 0, sizeof m->spare_ctrl);
-    m->capacity = 0;
-    m->mask = 0;
-    m->seed = SEED0;
+    m->groups = 0;
+    m->gmask = 0;
     m->count = 0;
-    m->reseed_cap = 0;
+    m->max_load = 0;
+    m->reseeds = 0;
+    m->stats = (probe_stats){0, 0, 0};
 }
 
 ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
@@ -162,6 +259,8 @@ ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
     memset(m, 0, sizeof *m);
     m->alloc = al;
     set_no_table(m);
+    m->seed = ark__entropy64(m, NULL);
+    m->seed_fixed = false;
     *out = m;
     return ARK_OK;
 }
@@ -175,97 +274,204 @@ void ark_idmap_destroy(ark_idmap *m) {
     ark__free(&a, m, sizeof *m);
 }
 
-/* Smallest capacity whose load limit admits n entries, or 0 if none. */
-static size_t capacity_for(size_t n) {
-    size_t cap = MIN_CAPACITY;
-    while (max_load(cap) < n) {
-        if (cap > SIZE_MAX / 4) {
-            return 0;
-        }
-        cap *= 2;
+void ark_idmap_set_seed(ark_idmap *m, uint64_t seed) {
+    assert(m != NULL);
+    if (m->count != 0) {
+        return;
     }
-    return cap;
+    ark_idmap_clear(m); /* overflow bits belong to the old seed */
+    m->seed = seed;
+    m->seed_fixed = true;
+}
+
+/* Fewest groups whose load limit admits n entries, or 0 past the maximum. */
+static size_t groups_for(size_t n) {
+    if (n > ARK_IDMAP_MAX_COUNT) {
+        return 0;
+    }
+    size_t g = 1;
+    while (load_limit(g) < n) {
+        g *= 2;
+    }
+    return g;
 }
 
 ark_status ark_idmap_reserve(ark_idmap *m, size_t n) {
     assert(m != NULL);
-    if (n <= max_load(m->capacity)) {
+    if (n <= load_limit(m->groups)) {
         return ARK_OK;
     }
-    size_t cap = capacity_for(n);
-    if (cap == 0) {
+    size_t g = groups_for(n);
+    if (g == 0) {
         return ARK_ENOMEM;
     }
-    return rehash(m, cap, m->seed);
+    return rehash(m, g, m->seed);
 }
 
-/* An insert landed far from home: rehash once per capacity with a seed
- * taken from addresses an outsider does not see (best effort). */
-static void maybe_reseed(ark_idmap *m, uint64_t key) {
-    if (m->reseed_cap == m->capacity) {
-        return;
+/* Recompute every overflow bit from the keys in place: each key sets the
+ * bits of the groups its probe sequence passes before its own. */
+static void rebuild_overflow(ark_idmap *m) {
+    for (size_t g = 0; g < m->groups; g++) {
+        m->ctrl[g * 16 + 15] = 0;
     }
-    uint64_t salt = (uint64_t)(uintptr_t)m ^
-                    ((uint64_t)(uintptr_t)m->slots << 17) ^ (uint64_t)m->count;
-    uint64_t seed =
-        ark__idmap_hash(m->seed ^ salt, key ^ 0x5851f42d4c957f2dull);
-    if (rehash(m, m->capacity, seed) == ARK_OK) {
-        m->reseed_cap = m->capacity;
+    for (size_t g = 0; g < m->groups; g++) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + g * 16);
+        while (full != 0) {
+            size_t i = g * ARK__IDMAP_SLOTS + ark__ctz64(full);
+            uint64_t h = ark__idmap_hash(m->seed, m->slots[i].key);
+            uint8_t ofw = ark__idmap_ofw(h);
+            size_t p = (size_t)h & m->gmask;
+            for (size_t step = 1; p != g; step++) {
+                m->ctrl[p * 16 + 15] |= ofw;
+                p = (p + step) & m->gmask;
+            }
+            full &= full - 1;
+        }
     }
+    m->max_load = load_limit(m->groups);
+    m->stats = (probe_stats){0, 0, 0};
+}
+
+/* Make room for one more entry: grow when the table is (nearly) full,
+ * otherwise clear stale overflow bits. On ENOMEM the map is unchanged. */
+ARK_NOINLINE static ark_status make_room(ark_idmap *m) {
+    size_t limit = load_limit(m->groups);
+    if (m->count < limit - limit / 4) {
+        rebuild_overflow(m);
+        return ARK_OK;
+    }
+    size_t g = m->groups == 0 ? 1 : m->groups * 2;
+    if (g > ARK__IDMAP_MAX_GROUPS) {
+        return ARK_ENOMEM;
+    }
+    ark_status s = rehash(m, g, m->seed);
+    if (s != ARK_OK && m->count < limit) {
+        rebuild_overflow(m); /* no memory to grow: still room */
+        return ARK_OK;
+    }
+    return s;
+}
+
+/* Re-seed the table at its capacity, or double it after two re-seeds at
+ * one capacity. On ENOMEM the map is unchanged. */
+static ark_status reseed(ark_idmap *m) {
+    size_t before = m->groups;
+    size_t g = m->reseeds >= 2 ? before * 2 : before;
+    if (g > ARK__IDMAP_MAX_GROUPS) {
+        return ARK_ENOMEM;
+    }
+    ark_status s = rehash(m, g, next_seed(m, 0));
+    if (s == ARK_OK) {
+        m->reseeds = m->groups == before ? m->reseeds + 1 : 0;
+    }
+    return s;
+}
+
+/* Count an insert that probed past its home group; re-seed when the
+ * counts say flood. The key is in: without memory the map keeps its seed
+ * and stays correct. */
+ARK_NOINLINE static void note_far(ark_idmap *m, unsigned probes) {
+    if (count_probe(&m->stats, probes)) {
+        (void)reseed(m);
+    }
+}
+
+/* Count an insert placed `probes` groups along its sequence. */
+static inline void count_insert(ark_idmap *m, unsigned probes) {
+    m->count++;
+    if (probes > 1) {
+        note_far(m, probes);
+    } else {
+        m->stats.inserts++;
+    }
+}
+
+/* Insert key (absent) when the table must make room first or its probe
+ * sequence is past the hard bound. On ENOMEM the map is unchanged. */
+ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
+                                        uint64_t value) {
+    if (m->count >= m->max_load) {
+        ark_status s = make_room(m);
+        if (s != ARK_OK) {
+            return s;
+        }
+    }
+    for (;;) {
+        unsigned probes = place(m, ark__idmap_hash(m->seed, key), key, value);
+        if (probes != 0) {
+            count_insert(m, probes);
+            return ARK_OK;
+        }
+        ark_status s = reseed(m); /* the key cannot go in under this seed */
+        if (s != ARK_OK) {
+            return s;
+        }
+    }
+}
+
+/* Insert key (absent, hash h). On ENOMEM the map is unchanged. */
+static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
+                             uint64_t value) {
+    if (m->count < m->max_load) {
+        unsigned probes = place(m, h, key, value);
+        if (probes != 0) {
+            count_insert(m, probes);
+            return ARK_OK;
+        }
+    }
+    return add_slow(m, key, value);
 }
 
 ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
     assert(m != NULL);
     uint64_t h = ark__idmap_hash(m->seed, key);
-    size_t i;
-    ark_idmap_slot *s = ark__idmap_probe(m, key, h, &i);
+    uint8_t *ctl;
+    ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
     if (s != NULL) {
         s->value = value;
         return ARK_OK;
     }
-    if (m->count >= max_load(m->capacity)) {
-        size_t cap = m->capacity == 0 ? MIN_CAPACITY : m->capacity * 2;
-        if (cap < m->capacity || rehash(m, cap, m->seed) != ARK_OK) {
-            return ARK_ENOMEM;
-        }
-        h = ark__idmap_hash(m->seed, key);
-        i = first_empty(m, (size_t)h & m->mask);
+    return add(m, key, h, value);
+}
+
+ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
+    assert(m != NULL);
+    uint64_t h = ark__idmap_hash(m->seed, key);
+    uint8_t *ctl;
+    if (ark__idmap_find_h(m, key, h, &ctl) != NULL) {
+        return ARK_EEXIST;
     }
-    m->slots[i].key = key;
-    m->slots[i].value = value;
-    set_ctrl(m, i, ark__idmap_tag(h));
-    m->count++;
-    if (((i - (size_t)h) & m->mask) > ARK_IDMAP_RESEED_PROBE) {
-        maybe_reseed(m, key);
+    return add(m, key, h, value);
+}
+
+/* Remove key, storing its value in *old if old is not NULL. */
+static inline bool take(ark_idmap *m, uint64_t key, uint64_t *old) {
+    uint8_t *ctl;
+    ark_idmap_slot *s =
+        ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
+    if (s == NULL) {
+        return false;
     }
-    return ARK_OK;
+    if (old != NULL) {
+        *old = s->value;
+    }
+    *ctl = 0;
+    /* The freed slot may have sent a later key past this group: its
+     * overflow bit stays, and costs one unit of max_load. The group's
+     * overflow byte is its 16th control byte. */
+    m->max_load -= m->ctrl[(size_t)(ctl - m->ctrl) | 15] != 0;
+    m->count--;
+    return true;
+}
+
+bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
+    assert(m != NULL);
+    return take(m, key, old);
 }
 
 bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
     assert(m != NULL);
-    ark_idmap_slot *s = ark__idmap_find(m, key);
-    if (s == NULL) {
-        return false;
-    }
-    size_t hole = (size_t)(s - m->slots);
-    size_t j = hole;
-    for (;;) {
-        j = (j + 1) & m->mask;
-        if (m->ctrl[j] == 0) {
-            break;
-        }
-        size_t home =
-            (size_t)ark__idmap_hash(m->seed, m->slots[j].key) & m->mask;
-        /* j may fill the hole unless its home lies in (hole, j]. */
-        if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
-            m->slots[hole] = m->slots[j];
-            set_ctrl(m, hole, m->ctrl[j]);
-            hole = j;
-        }
-    }
-    set_ctrl(m, hole, 0);
-    m->count--;
-    return true;
+    return take(m, key, NULL);
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {
@@ -275,23 +481,25 @@ size_t ark_idmap_count(const ark_idmap *m) {
 
 void ark_idmap_clear(ark_idmap *m) {
     assert(m != NULL);
-    if (m->capacity != 0) {
-        memset(m->ctrl, 0, m->capacity + ARK__IDMAP_MIRROR);
+    if (m->groups != 0) {
+        memset(m->ctrl, 0, m->groups * 16);
     }
     m->count = 0;
-    m->seed = SEED0;
-    m->reseed_cap = 0;
+    m->max_load = load_limit(m->groups);
+    m->reseeds = 0;
+    m->stats = (probe_stats){0, 0, 0};
 }
 
 void ark_idmap_each(const ark_idmap *m,
                     bool (*fn)(uint64_t key, uint64_t value, void *ud),
                     void *ud) {
     assert(m != NULL && fn != NULL);
-    for (size_t i = 0; i < m->capacity; i += ARK__IDMAP_GROUP) {
-        ark__idmap_mask full = ark__idmap_full(ark__idmap_load(m->ctrl + i));
+    for (size_t g = 0; g < m->groups; g++) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + g * 16);
+        const ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
         while (full != 0) {
-            size_t j = i + (ark__ctz64(full) >> ARK__IDMAP_BIT_SHIFT);
-            if (!fn(m->slots[j].key, m->slots[j].value, ud)) {
+            const ark_idmap_slot *e = s + ark__ctz64(full);
+            if (!fn(e->key, e->value, ud)) {
                 return;
             }
             full &= full - 1;

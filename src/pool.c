@@ -30,6 +30,8 @@
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
 ARK_INLINE_API extern inline const ark__pool_view *
 ark__pool_view_of(const ark_pool *p);
+ARK_INLINE_API extern inline void ark__pool_iter_at(ark_pool_iter *it,
+                                                    uint32_t stamp);
 ARK_INLINE_API extern inline void ark__pool_iter_advance(ark_pool_iter *it);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
@@ -401,7 +403,7 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
     assert(p != NULL);
-    return ark__slots_remove(&p->s, &pool_ops, h);
+    return ark__slots_remove(&p->s, &p->view.slots, &pool_ops, p, h);
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
@@ -499,23 +501,23 @@ uint64_t ark__pool_retired(const ark_pool *p) { return p->s.retired; }
 
 bool ark__pool_reserved(const ark_pool *p) { return p->flat != NULL; }
 
-static bool linked(const void *c, uint64_t i) {
+static bool validate_linked(const void *c, uint64_t i) {
     const ark_pool *p = c;
     return (p->view.live[i >> 6] >> (i & 63)) & 1;
 }
 
 ark_status ark__pool_validate(const ark_pool *p) {
     const ark__slot_view *v = &p->view.slots;
-    if (v->cap > 0 && linked(p, 0)) {
+    if (v->cap > 0 && validate_linked(p, 0)) {
         return ARK_ECORRUPT;
     }
     /* Bits past the issued slots must be clear for the iterator. */
     for (uint64_t i = p->s.issued; i < v->cap; i++) {
-        if (linked(p, i)) {
+        if (validate_linked(p, i)) {
             return ARK_ECORRUPT;
         }
     }
-    return ark__slots_validate(&p->s, linked);
+    return ark__slots_validate(&p->s, validate_linked);
 }
 
 /* ---- snapshots and replication (docs/snapshot.md) ---------------------- */

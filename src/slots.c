@@ -357,7 +357,7 @@ ark_handle ark__slots_unseal(const ark__slots *s, ark_handle wire) {
 /* ---- validation -------------------------------------------------------- */
 
 /* Set bit i of seen; false if it was set already. */
-static bool see(uint64_t *seen, uint64_t i) {
+static bool validate_see(uint64_t *seen, uint64_t i) {
     uint64_t bit = (uint64_t)1 << (i & 63);
     if (seen[i >> 6] & bit) {
         return false;
@@ -370,7 +370,8 @@ static bool see(uint64_t *seen, uint64_t i) {
  * holds its next generation (0 for a slot insert_at made free without
  * using it). Dead ring entries (insert_at) are skipped, oldest first, as
  * take skips them; skip is a scratch copy of s->skip or NULL. */
-static bool lists_ok(const ark__slots *s, uint64_t *seen, uint32_t *skip) {
+static bool validate_lists(const ark__slots *s, uint64_t *seen,
+                           uint32_t *skip) {
     size_t npend = s->npending - s->pending_done;
     size_t ndoom = s->ndoomed - s->doomed_done;
     uint64_t dead = 0;
@@ -385,7 +386,7 @@ static bool lists_ok(const ark__slots *s, uint64_t *seen, uint32_t *skip) {
             continue;
         }
         char *slot = ark__slot_at(s->v, i);
-        if (!see(seen, i) || *ark__stamp(slot) != 0 ||
+        if (!validate_see(seen, i) || *ark__stamp(slot) != 0 ||
             *ark__next_gen(slot) > s->v->layout.gen_max) {
             return false;
         }
@@ -397,7 +398,7 @@ static bool lists_ok(const ark__slots *s, uint64_t *seen, uint32_t *skip) {
         uint64_t i = k < npend
                          ? s->pending[s->pending_done + k] & UINT32_MAX
                          : s->doomed[s->doomed_done + (k - npend)] & UINT32_MAX;
-        if (i == 0 || i >= s->issued || !see(seen, i) ||
+        if (i == 0 || i >= s->issued || !validate_see(seen, i) ||
             *ark__stamp(ark__slot_at(s->v, i)) != 0) {
             return false;
         }
@@ -453,7 +454,7 @@ ark_status ark__slots_validate(const ark__slots *s,
         }
         memcpy(skip, s->skip, (size_t)s->skip_cap * sizeof *skip);
     }
-    bool ok = lists_ok(s, seen, skip);
+    bool ok = validate_lists(s, seen, skip);
     free(skip);
     free(seen);
     size_t marked =
@@ -945,7 +946,7 @@ static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
         return NULL;
     }
     char *slot = ark__slot_at(s->v, i);
-    if (*ark__stamp(slot) != 0 || !see(seen, i)) {
+    if (*ark__stamp(slot) != 0 || !validate_see(seen, i)) {
         return NULL;
     }
     return slot;
@@ -991,7 +992,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
     }
     for (uint64_t i = 1; i < s->issued; i++) {
         char *slot = ark__slot_at(s->v, i);
-        if (*ark__stamp(slot) == 0 && see(seen, i)) {
+        if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
             *ark__next_gen(slot) = ARK__RETIRED;
             s->retired++;
         }

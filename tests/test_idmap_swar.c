@@ -10,7 +10,10 @@
 #include "test_idmap.c"
 
 TEST(swar_suite) {
-    CHECK_EQ(ARK__IDMAP_GROUP, 8);
+    CHECK(ark__idmap_match(
+              ark__idmap_load(
+                  (const uint8_t *)"\1\0\1\0\0\0\0\0\0\0\0\0\0\0\0\1"),
+              1) == 0x8005);
     test_create_destroy();
     test_put_get_overwrite();
     test_get_ptr();
@@ -21,6 +24,10 @@ TEST(swar_suite) {
     test_iteration_visits_each_once();
     test_differential_vs_model();
     test_colliding_keys_reseed();
+    test_colliding_keys_known_to_attacker();
     test_alloc_failure_during_growth();
     test_churn_keeps_table_small();
+    test_seeds();
+    test_insert_take();
+    test_size_limits();
 }

@@ -5,31 +5,45 @@
  * wire) to values such as ark handles. Every 64-bit key is valid, 0 and
  * UINT64_MAX included; no key value is reserved.
  *
- * Layout: open addressing in one allocation holding `capacity` 16-byte
- * slots (key, value) followed by `capacity + 16` control bytes. A control
- * byte is 0 for an empty slot and 0x80 | 7 bits of the key's hash for a full
- * one (the last 16 bytes mirror the first 16 so a group can be loaded at any
- * position without wrapping). Probing is linear, one slot at a time, but
- * tested a group of control bytes at once (16 with SSE2, 8 with a portable
- * SWAR fallback, forced by defining ARK_IDMAP_NO_SIMD; both read the same
- * table): a lookup reads one group of control bytes and usually one slot.
- * Removal shifts the following entries of the run back (no tombstones), so
- * lookups stay as fast after heavy churn as after fresh inserts.
+ * Layout: open addressing over groups of 15 slots. One allocation holds
+ * `groups * 15` 16-byte slots (key, value) and `groups` 16-byte control
+ * words. Control byte i < 15 of a group is 0 for an empty slot and an 8-bit
+ * tag of the key's hash for a full one; byte 15 holds eight overflow bits.
+ * A key's home is a group chosen by its hash; an insert takes the first
+ * empty slot along the probe sequence home, home+1, home+3, home+6, ...
+ * (triangular steps, which visit every group of a power-of-two table) and
+ * sets, in each full group it passes, the overflow bit chosen by 3 more
+ * bits of the hash. A lookup compares the 15 tags of a group at once (SSE2,
+ * or a portable SWAR fallback forced by defining ARK_IDMAP_NO_SIMD; both
+ * read the same table) and stops at the first group whose overflow bit for
+ * its hash is clear: an absent key usually costs one control word. Removal
+ * clears one control byte; nothing moves, and no tombstone is left.
+ *
+ * Flood resistance: every map draws its hash seed from the OS's entropy
+ * (ark_idmap_set_seed fixes it for reproducible runs). No key is ever
+ * stored more than ARK_IDMAP_MAX_PROBE groups along its probe sequence: an
+ * insert that would go further re-seeds the map (and, if that does not
+ * help, doubles it), so get, remove and take give up after that many
+ * groups. Inserts also count how often they land past their home group and
+ * past 8 groups, and re-seed when that happens far more often than random
+ * keys make it, so a flood is broken up after a few dozen keys. Whatever
+ * the seed, even one an attacker knows and chooses keys against, every
+ * operation reads at most ARK_IDMAP_MAX_PROBE groups, and the re-seeds a
+ * flood provokes are paid for by its inserts: N chosen keys cost O(N) in
+ * total.
  *
  * Invariants:
- * - Capacity is 0 (nothing allocated) or a power of two >= 16; the map
- *   grows (doubling) before count would exceed 7/8 of capacity, so at least
- *   one slot is always empty and every probe ends.
- * - Every key lies in the run of full slots that starts at its home slot
- *   (no empty slot between its home and it).
- * - Iteration order depends only on the sequence of calls (the hash seed is
- *   a constant) unless the map detected colliding keys and re-seeded
- *   itself; see ark_idmap_put.
+ * - There are 0 groups (nothing allocated) or a power of two; count stays
+ *   at most 7/8 of the slots.
+ * - Every key lies within the first ARK_IDMAP_MAX_PROBE groups of its probe
+ *   sequence, and every full group it passes there has its overflow bit set.
+ * - Iteration order depends only on the seed and the sequence of calls.
  *
- * Cost model: get, put, remove are O(1) expected; reserve and growth are
- * O(capacity) (one rehash, one allocation); iteration is O(capacity / 8 +
- * count); clear is O(capacity / 8). The map never shrinks; clear keeps its
- * memory. Memory: 17 bytes per slot, 19.4 to 38.9 bytes per entry.
+ * Cost model: get, put, insert, remove and take are O(1) (at most
+ * ARK_IDMAP_MAX_PROBE groups); reserve and growth are O(capacity) (one
+ * rehash, one allocation); iteration is O(capacity / 15 + count); clear is
+ * O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
+ * 17.07 bytes per slot, 19.5 to 39 bytes per entry.
  *
  * Thread-safety: none; a map may be read by several threads at once if
  * none writes.
@@ -47,24 +61,32 @@
 #include <emmintrin.h>
 #endif
 #define ARK__IDMAP_SSE2 1
-#define ARK__IDMAP_GROUP 16
-#else
-#define ARK__IDMAP_GROUP 8
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Private: a hint to start loading the cache line at p. */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK__IDMAP_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define ARK__IDMAP_PREFETCH(p) ((void)(p))
-#endif
+/* Private: slots per group, and the bits of a group mask that are slots
+ * (control byte 15 holds the overflow bits). */
+#define ARK__IDMAP_SLOTS 15
+#define ARK__IDMAP_SLOT_BITS 0x7fffu
 
-/* Private: control bytes after the last slot that mirror the first ones. */
-#define ARK__IDMAP_MIRROR 16
+/* The most groups a key may lie along its probe sequence; an insert that
+ * would go further re-seeds or grows the map, and a lookup gives up there.
+ * Random keys at the highest load probe past 20 groups about once in 10^7
+ * inserts, and each further group halves that (see docs/idmap.md). */
+#define ARK_IDMAP_MAX_PROBE 64
+
+/* The most entries a map can hold: 7/8 of 15 * 2^32 slots on 64-bit
+ * systems, 7/8 of 15 * 2^22 on 32-bit ones. reserve and growth beyond it
+ * fail with ARK_ENOMEM before anything is allocated. */
+#if SIZE_MAX > 0xffffffffu
+#define ARK__IDMAP_MAX_GROUPS ((size_t)1 << 32)
+#else
+#define ARK__IDMAP_MAX_GROUPS ((size_t)1 << 22)
+#endif
+#define ARK_IDMAP_MAX_COUNT (ARK__IDMAP_MAX_GROUPS * ARK__IDMAP_SLOTS * 7 / 8)
 
 /* Private: one entry. */
 typedef struct ark_idmap_slot {
@@ -72,26 +94,40 @@ typedef struct ark_idmap_slot {
     uint64_t value;
 } ark_idmap_slot;
 
+/* Private: inserts since the table was last rebuilt, and how many of them
+ * probed past the home group and past 8 groups (flood detection). */
+typedef struct ark__idmap_stats {
+    size_t inserts;
+    size_t far_probes;
+    size_t longer;
+} ark__idmap_stats;
+
 /* A map. The fields are private; they are declared here only so that the
  * inline functions below can read them. */
 typedef struct ark_idmap {
     /* private, read by the inline functions */
-    ark_idmap_slot *slots; /* capacity slots; &spare_slot when none */
-    uint8_t *ctrl;         /* capacity + 16 bytes; spare_ctrl when none */
-    size_t mask;           /* capacity - 1, or 0 when nothing is allocated */
-    uint64_t seed;         /* hash seed; a constant unless re-seeded */
+    ark_idmap_slot *slots; /* groups * 15 slots; &spare_slot when none */
+    uint8_t *ctrl;         /* groups * 16 bytes; spare_ctrl when none */
+    size_t gmask;          /* groups - 1, or 0 when nothing is allocated */
+    uint64_t seed;         /* hash seed */
     size_t count;          /* entries */
     /* private, used by idmap.c only */
-    size_t capacity;   /* slots; 0 when nothing is allocated */
-    size_t reseed_cap; /* capacity at the last re-seed, 0 = never */
+    size_t groups;   /* 0 when nothing is allocated */
+    size_t max_load; /* inserts before the next grow or overflow rebuild */
+    ark__idmap_stats stats; /* probe counts since the last rebuild */
+    unsigned reseeds;       /* long-run re-seeds since the last growth */
+    bool seed_fixed;        /* set by ark_idmap_set_seed */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
-    uint8_t spare_ctrl[ARK__IDMAP_MIRROR]; /* all empty */
+    uint8_t spare_ctrl[16]; /* all empty, no overflow */
 } ark_idmap;
 
 /*
- * Create an empty map. Nothing but the map itself is allocated until the
- * first put or reserve. *out is set only on success.
+ * Create an empty map with a seed drawn from the OS's entropy (getrandom,
+ * getentropy or BCryptGenRandom; where none answers, a value mixed from
+ * addresses and clocks, distinct per map but not secret: the probe bound
+ * still caps every operation). Nothing but the map itself is allocated until
+ * the first insert or reserve. *out is set only on success.
  * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
@@ -100,42 +136,63 @@ ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
 ARK_API void ark_idmap_destroy(ark_idmap *m);
 
 /*
- * Make room for n entries in all, so that puts allocate nothing and never
- * rehash while count stays at most n.
- * Errors: ARK_ENOMEM (the map is unchanged; also when n is too large to
- * address).
+ * Set the hash seed of an empty map, so that a run is reproducible: two
+ * maps given the same seed and the same calls iterate in the same order.
+ * Has no effect when the map holds entries (its seed is then kept). When a
+ * long probe sequence forces a re-seed, a map with a fixed seed re-seeds
+ * first to a value derived from its seed (still reproducible); only when
+ * keys collide under that one too does it draw from the OS's entropy.
+ * Random keys essentially never force a re-seed.
+ * Complexity: O(1), or O(capacity / 15) when a table is allocated.
+ */
+ARK_API void ark_idmap_set_seed(ark_idmap *m, uint64_t seed);
+
+/*
+ * Make room for n entries in all, so that inserts allocate nothing and never
+ * rehash while count stays at most n (unless a flood of colliding keys
+ * forces a re-seed). With removals in between, a table more than 3/4 full
+ * may still double: removals leave overflow bits behind, and clearing them
+ * in place that often would cost O(capacity) per insert.
+ * Errors: ARK_ENOMEM (the map is unchanged; also when n exceeds
+ * ARK_IDMAP_MAX_COUNT, reported before anything is allocated).
  * Complexity: O(capacity) when the table must grow, else O(1).
  */
 ARK_API ark_status ark_idmap_reserve(ark_idmap *m, size_t n);
 
 /*
  * Insert key -> value, or overwrite the value if key is present.
- * Errors: ARK_ENOMEM (the table had to grow and could not; the map is
- * unchanged). Overwriting never allocates and never fails.
- * Colliding keys: keys whose hashes share their low bits form one long run
- * and cost O(run) per operation, but stay correct. When an insert lands
- * more than ARK_IDMAP_RESEED_PROBE slots from its home, the map rehashes
- * itself once per capacity with a new seed drawn from its own addresses,
- * which scatters keys chosen against the default seed; iteration order is
- * then no longer reproducible between processes. If that rehash cannot
- * allocate, the map simply keeps the long run.
- * Complexity: O(1) expected; O(capacity) when it grows.
+ * Errors: ARK_ENOMEM (the table had to grow or be re-seeded and could not
+ * allocate, or would exceed ARK_IDMAP_MAX_COUNT; the map is unchanged).
+ * Overwriting never allocates and never fails.
+ * Complexity: O(1); O(capacity) when it grows or re-seeds.
  */
 ARK_API ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value);
 
-/* Probe distance past which an insert re-seeds the map (see put). */
-#define ARK_IDMAP_RESEED_PROBE 1024
+/*
+ * Insert key -> value unless key is present; a present key keeps its value.
+ * Errors: ARK_EEXIST (key is present; nothing changed), ARK_ENOMEM (as for
+ * put; the map is unchanged).
+ * Complexity: O(1); O(capacity) when it grows or re-seeds.
+ */
+ARK_API ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value);
 
 /*
  * Remove key. Returns true if it was present.
- * Complexity: O(1) expected (the rest of the run is shifted back).
+ * Complexity: O(1): one control byte is cleared, nothing moves.
  */
 ARK_API bool ark_idmap_remove(ark_idmap *m, uint64_t key);
+
+/*
+ * Remove key and store its value in *old (if old is not NULL). Returns
+ * true if key was present; otherwise returns false and leaves *old alone.
+ * Complexity: O(1), as remove.
+ */
+ARK_API bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old);
 
 /* Return the number of entries. */
 ARK_API size_t ark_idmap_count(const ark_idmap *m);
 
-/* Remove every entry; the table is kept for reuse (and the seed reset). */
+/* Remove every entry; the table and the seed are kept for reuse. */
 ARK_API void ark_idmap_clear(ark_idmap *m);
 
 /*
@@ -147,15 +204,18 @@ ARK_API void ark_idmap_each(const ark_idmap *m,
                             void *ud);
 
 /* Private: the hash of a key under a seed (a folded 64x64->128 multiply,
- * whose every output bit depends on every input bit). */
+ * whose every output bit depends on every input bit). Bits 0.. pick the home
+ * group, bits 53..55 the overflow bit, bits 56..63 the tag. */
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
-inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t key) {
     ark__idmap_u128 p = (ark__idmap_u128)(key ^ seed) * 0x9ddfea08eb382d69ull;
     return (uint64_t)(p >> 64) ^ (uint64_t)p;
 }
 #else
-inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t key) {
     uint64_t a = key ^ seed, b = 0x9ddfea08eb382d69ull;
     uint64_t al = a & 0xffffffffu, ah = a >> 32;
     uint64_t bl = b & 0xffffffffu, bh = b >> 32;
@@ -167,121 +227,125 @@ inline uint64_t ark__idmap_hash(uint64_t seed, uint64_t key) {
 }
 #endif
 
-/* Private: the control byte of a full slot whose key hashed to h. */
-inline uint8_t ark__idmap_tag(uint64_t h) {
-    return (uint8_t)(0x80 | (h >> 57));
+/* Private: the control byte of a full slot whose key hashed to h (never 0,
+ * which marks an empty slot). */
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_tag(uint64_t h) {
+    uint8_t t = (uint8_t)(h >> 56);
+    return (uint8_t)(t | (t == 0));
 }
 
-/* Private: a bit mask over one group of control bytes. With SSE2 bit b
- * stands for byte b; with SWAR bit 8b+7 does. */
-typedef uint64_t ark__idmap_mask;
+/* Private: the overflow bit of h in byte 15 of a group. */
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_ofw(uint64_t h) {
+    return (uint8_t)(1u << ((h >> 53) & 7));
+}
+
+/* Private: a mask over the 16 bytes of a control word, bit b for byte b. */
+typedef unsigned ark__idmap_mask;
 #if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
 /* GNU vector types and the SSE2 builtin: <emmintrin.h>'s static inline
  * wrappers may not be called from C11 extern-inline functions. */
-#define ARK__IDMAP_BIT_SHIFT 0
 typedef char ark__idmap_group __attribute__((vector_size(16)));
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
     ark__idmap_group g;
     memcpy(&g, p, 16);
     return g;
 }
-/* Private: bytes equal to tag (exact). */
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t tag) {
+/* Private: bytes equal to c. */
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
     ark__idmap_group t = {0};
-    t += (char)tag;
+    t += (char)c;
     return (unsigned)__builtin_ia32_pmovmskb128((ark__idmap_group)(g == t));
 }
-/* Private: full bytes (top bit set). */
-inline ark__idmap_mask ark__idmap_full(ark__idmap_group g) {
-    return (unsigned)__builtin_ia32_pmovmskb128(g);
-}
-/* Private: empty bytes. */
-inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
-    return ~(unsigned)__builtin_ia32_pmovmskb128(g) & 0xffffu;
-}
 #elif defined(ARK__IDMAP_SSE2)
-#define ARK__IDMAP_BIT_SHIFT 0
 typedef __m128i ark__idmap_group;
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)(const void *)p);
 }
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t tag) {
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
     return (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(g, _mm_set1_epi8((char)tag)));
-}
-inline ark__idmap_mask ark__idmap_full(ark__idmap_group g) {
-    return (unsigned)_mm_movemask_epi8(g);
-}
-inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
-    return ~(unsigned)_mm_movemask_epi8(g) & 0xffffu;
+        _mm_cmpeq_epi8(g, _mm_set1_epi8((char)c)));
 }
 #else
-#define ARK__IDMAP_BIT_SHIFT 3
-typedef uint64_t ark__idmap_group;
-inline ark__idmap_group ark__idmap_load(const uint8_t *p) {
-    uint64_t w;
-    memcpy(&w, p, 8);
+/* Portable: two little-endian words; exact zero-byte tests, then the top
+ * bit of each byte gathered into one byte by a multiply. */
+typedef struct ark__idmap_group {
+    uint64_t w[2];
+} ark__idmap_group;
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
+ark__idmap_load(const uint8_t *p) {
+    ark__idmap_group g;
+    memcpy(g.w, p, 16);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w);
+    g.w[0] = __builtin_bswap64(g.w[0]);
+    g.w[1] = __builtin_bswap64(g.w[1]);
 #endif
-    return w;
+    return g;
 }
-/* Private: bytes equal to tag. May also flag a full byte above a real
- * match (borrow); callers compare keys, so that only costs a compare. */
-inline ark__idmap_mask ark__idmap_match(ark__idmap_group g, uint8_t tag) {
-    uint64_t x = g ^ (0x0101010101010101ull * tag);
-    return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask ark__idmap_zero8(uint64_t x) {
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+    uint64_t z = ~(((x & low7) + low7) | x | low7); /* 0x80 per zero byte */
+    return (ark__idmap_mask)(((z >> 7) * 0x0102040810204080ull) >> 56);
 }
-inline ark__idmap_mask ark__idmap_full(ark__idmap_group g) {
-    return g & 0x8080808080808080ull;
-}
-inline ark__idmap_mask ark__idmap_empty(ark__idmap_group g) {
-    return ~g & 0x8080808080808080ull;
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_match(ark__idmap_group g, uint8_t c) {
+    uint64_t p = 0x0101010101010101ull * c;
+    return ark__idmap_zero8(g.w[0] ^ p) | ark__idmap_zero8(g.w[1] ^ p) << 8;
 }
 #endif
 
-/* Private: the slot of key (whose hash is h), or NULL after storing in
- * *empty the first empty slot of its run, where an insert would go. */
-inline ark_idmap_slot *ark__idmap_probe(const ark_idmap *m, uint64_t key,
-                                        uint64_t h, size_t *empty) {
+/* Private: the full slots of a group. */
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_full(const uint8_t *ctrl) {
+    return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
+}
+
+/* Private: the slot of key (whose hash is h), or NULL; when found, *ctl is
+ * its control byte. The probe stops at the first group whose overflow bit
+ * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
+ * is ever stored. */
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
     uint8_t tag = ark__idmap_tag(h);
-    size_t i = (size_t)h & m->mask;
-    /* Fetch the home slot's line while the control bytes are fetched: a
-     * hit is usually there, and the two misses then overlap. */
-    ARK__IDMAP_PREFETCH(m->slots + i);
-    for (;;) {
-        ark__idmap_group g = ark__idmap_load(m->ctrl + i);
-        ark__idmap_mask hit = ark__idmap_match(g, tag);
+    size_t g = (size_t)h & m->gmask;
+    for (size_t step = 1;; step++) {
+        uint8_t *c = m->ctrl + g * 16;
+        ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
+        ark__idmap_mask hit =
+            ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
         while (hit != 0) {
-            size_t j =
-                (i + (ark__ctz64(hit) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
-            if (m->slots[j].key == key) {
-                return &m->slots[j];
+            unsigned i = ark__ctz64(hit);
+            if (s[i].key == key) {
+                *ctl = c + i;
+                return &s[i];
             }
             hit &= hit - 1;
         }
-        ark__idmap_mask e = ark__idmap_empty(g);
-        if (e != 0) {
-            *empty = (i + (ark__ctz64(e) >> ARK__IDMAP_BIT_SHIFT)) & m->mask;
+        if ((c[15] & ark__idmap_ofw(h)) == 0 || step >= ARK_IDMAP_MAX_PROBE) {
             return NULL;
         }
-        i = (i + ARK__IDMAP_GROUP) & m->mask;
+        g = (g + step) & m->gmask;
     }
 }
 
 /* Private: the slot of key, or NULL. */
-inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m, uint64_t key) {
-    size_t unused;
-    return ark__idmap_probe(m, key, ark__idmap_hash(m->seed, key), &unused);
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
+                                                             uint64_t key) {
+    uint8_t *ctl;
+    return ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
 }
 
 /*
  * Look key up. Returns true and stores its value in *value (if value is
  * not NULL) when present; returns false and leaves *value alone otherwise.
- * Complexity: O(1) expected; usually one group of control bytes and one
- * slot are read.
+ * Complexity: O(1); usually one control word and one slot are read, never
+ * more than ARK_IDMAP_MAX_PROBE groups.
  */
-inline bool ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
+ARK_INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
+                              uint64_t *value) {
     const ark_idmap_slot *s = ark__idmap_find(m, key);
     if (s == NULL) {
         return false;
@@ -295,10 +359,10 @@ inline bool ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
 /*
  * Return the address of key's stored value, or NULL when key is absent.
  * Writing through it changes the value in place.
- * Lifetime: until the next put, remove, reserve, clear or destroy on m
- * (any of which may move entries).
+ * Lifetime: until the next put, insert, reserve, clear or destroy on m (any
+ * of which may move entries), or the removal of key.
  */
-inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
+ARK_INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
     ark_idmap_slot *s = ark__idmap_find(m, key);
     return s == NULL ? NULL : &s->value;
 }
@@ -312,9 +376,9 @@ inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
  *     }
  *
  * Visits every entry exactly once, in table order. The map must not be
- * modified while an iterator is in use (a removal shifts entries, which
- * could then be skipped or seen twice). key and value are public and
- * read-only; the other fields are private.
+ * modified while an iterator is in use, except that removing or taking the
+ * entry the iterator is at is allowed (removal moves nothing). key and value
+ * are public and read-only; the other fields are private.
  */
 typedef struct ark_idmap_iter {
     uint64_t key;   /* current key */
@@ -324,28 +388,27 @@ typedef struct ark_idmap_iter {
 } ark_idmap_iter;
 
 /* Private: move the iterator to the first full slot at or after from. */
-inline void ark__idmap_iter_seek(ark_idmap_iter *it, size_t from) {
+ARK_ALWAYS_INLINE ARK_INLINE void ark__idmap_iter_seek(ark_idmap_iter *it,
+                                                       size_t from) {
     const ark_idmap *m = it->map;
-    size_t cap = m->count == 0 ? 0 : m->mask + 1;
-    while (from < cap) {
-        ark__idmap_mask full = ark__idmap_full(ark__idmap_load(m->ctrl + from));
+    size_t groups = m->count == 0 ? 0 : m->gmask + 1;
+    size_t g = from / ARK__IDMAP_SLOTS;
+    unsigned skip = (unsigned)(from % ARK__IDMAP_SLOTS);
+    for (; g < groups; g++, skip = 0) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + g * 16) >> skip;
         if (full != 0) {
-            size_t i = from + (ark__ctz64(full) >> ARK__IDMAP_BIT_SHIFT);
-            if (i >= cap) {
-                break; /* a mirror byte: slot i - cap was already seen */
-            }
+            size_t i = g * ARK__IDMAP_SLOTS + skip + ark__ctz64(full);
             it->index = i;
             it->key = m->slots[i].key;
             it->value = m->slots[i].value;
             return;
         }
-        from += ARK__IDMAP_GROUP;
     }
     it->index = SIZE_MAX;
 }
 
 /* Return an iterator at the first entry (or at the end). */
-inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
+ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
     ark_idmap_iter it;
     it.map = m;
     it.key = 0;
@@ -356,12 +419,12 @@ inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
 }
 
 /* Return true while the iterator is at an entry. */
-inline bool ark_idmap_iter_valid(const ark_idmap_iter *it) {
+ARK_INLINE bool ark_idmap_iter_valid(const ark_idmap_iter *it) {
     return it->index != SIZE_MAX;
 }
 
 /* Advance to the next entry. */
-inline void ark_idmap_iter_next(ark_idmap_iter *it) {
+ARK_INLINE void ark_idmap_iter_next(ark_idmap_iter *it) {
     ark__idmap_iter_seek(it, it->index + 1);
 }
 

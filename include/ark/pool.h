@@ -180,7 +180,9 @@ ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
 
 /* Run on_remove on and free every element marked by remove_later, in the
  * order they were marked, including those hooks mark during the flush.
- * Returns how many were freed. Does nothing (returns 0) from a hook. */
+ * Returns how many marked elements were freed (elements that hooks remove
+ * with ark_pool_remove during the flush are freed too, but not counted).
+ * Does nothing (returns 0) from a hook. */
 ARK_API size_t ark_pool_flush(ark_pool *p);
 
 /* Return the number of live elements (marked ones excluded). */
@@ -314,45 +316,61 @@ ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
 typedef struct ark_pool_iter {
     void *elem;        /* current element, NULL at the end */
     ark_handle handle; /* its handle */
+    /* private */
     const ark__pool_view *pool;
-    char *base;    /* slot address of the current word's first slot */
-    uint64_t word; /* current bitmap word */
-    uint64_t bits; /* live bits of that word not visited yet */
+    char *slot;         /* the current slot */
+    uint64_t index;     /* its index */
+    uint64_t bits;      /* live bits of its word from it on (bit 0 = it) */
+    uint64_t word;      /* the bitmap word being walked */
+    size_t stride, off; /* copies of the pool's, kept in registers */
 } ark_pool_iter;
 
-/* Private: move to the next live slot. The bits of a word are taken when
- * the walk enters it (a 1-cycle dependency per step instead of re-reading
- * the word); a slot removed since then is skipped because its stamp is 0.
- * The bitmap is read through the pool because inserts may reallocate it;
- * slots never move, and the 64 slots of a word are always contiguous. */
+/* Private: set the iterator at the live slot it is on. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_at(ark_pool_iter *it,
+                                                    uint32_t stamp) {
+    it->elem = it->slot + it->off;
+    it->handle =
+        ark__handle_make(&it->pool->slots.layout, it->index, stamp - 1);
+}
+
+/* Private: move past the current slot to the next live one. The bits of
+ * a word are taken when the walk enters it (a 1-cycle dependency per step
+ * instead of re-reading the word); a slot removed since then is skipped
+ * because its stamp is 0. The bitmap is read through the pool because
+ * inserts may reallocate it; slots never move, and the 64 slots of a word
+ * are always contiguous. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
     const ark__pool_view *p = it->pool;
-    const ark__slot_view *v = &p->slots;
+    uint64_t bits = it->bits & ~(uint64_t)1; /* the current slot is done */
     for (;;) {
-        while (it->bits != 0) {
-            unsigned b = ark__ctz64(it->bits);
-            it->bits &= it->bits - 1;
-            char *slot = it->base + (size_t)b * v->stride;
-            uint32_t stamp = *(const uint32_t *)(const void *)slot;
+        if (bits != 0) {
+            unsigned b = ark__ctz64(bits);
+            bits >>= b;
+            it->index += b;
+            it->slot += (size_t)b * it->stride;
+            uint32_t stamp = *(const uint32_t *)(const void *)it->slot;
             if (stamp != 0) {
-                it->elem = slot + v->data_off;
-                it->handle = ark__handle_make(&v->layout, (it->word << 6) | b,
-                                              stamp - 1);
+                it->bits = bits;
+                ark__pool_iter_at(it, stamp);
                 return;
             }
+            bits &= ~(uint64_t)1;
+            continue;
         }
-        uint64_t words = (v->cap + 63) >> 6;
+        uint64_t words = (p->slots.cap + 63) >> 6;
         uint64_t w = it->word + 1;
         while (w < words && p->live[w] == 0) {
             w++;
         }
         if (w >= words) {
             it->elem = NULL;
+            it->bits = 0;
             return;
         }
         it->word = w;
-        it->bits = p->live[w];
-        it->base = ark__slot_at(v, w << 6);
+        bits = p->live[w];
+        it->index = w << 6;
+        it->slot = ark__slot_at(&p->slots, it->index);
     }
 }
 
@@ -363,9 +381,12 @@ ark_pool_iter_begin(const ark_pool *p) {
     it.elem = NULL;
     it.handle = ARK_NULL_HANDLE;
     it.pool = ark__pool_view_of(p);
-    it.base = NULL;
-    it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.slot = NULL;
+    it.index = 0;
     it.bits = 0;
+    it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.stride = it.pool->slots.stride;
+    it.off = it.pool->slots.data_off;
     ark__pool_iter_advance(&it);
     return it;
 }
@@ -375,20 +396,19 @@ ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
 }
 
-/* Advance to the next live element. The common step (the next live bit
- * of the current word, slot not removed since) is straight-line code; the
- * general walk handles the rest. */
+/* Advance to the next live element. The common step (the next slot is
+ * live and was not removed since the walk entered its word) is a shift,
+ * an add and one stamp load; the general walk handles the rest. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
-    if (ARK_LIKELY(it->bits != 0)) {
-        const ark__slot_view *v = &it->pool->slots;
-        unsigned b = ark__ctz64(it->bits);
-        char *slot = it->base + (size_t)b * v->stride;
+    uint64_t bits = it->bits >> 1;
+    if (ARK_LIKELY(bits & 1)) {
+        char *slot = it->slot + it->stride;
         uint32_t stamp = *(const uint32_t *)(const void *)slot;
         if (ARK_LIKELY(stamp != 0)) {
-            it->bits &= it->bits - 1;
-            it->elem = slot + v->data_off;
-            it->handle =
-                ark__handle_make(&v->layout, (it->word << 6) | b, stamp - 1);
+            it->bits = bits;
+            it->slot = slot;
+            it->index++;
+            ark__pool_iter_at(it, stamp);
             return;
         }
     }
