@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Keep a rarely taken path out of its caller so the common path stays
  * small enough to inline. */
@@ -20,11 +21,20 @@
 #define ARK_NOINLINE
 #endif
 
-/* Start loading the cache line at p for writing (a hint). */
+/* Branch hint for a rare case on a hot path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define ARK_UNLIKELY(x) (x)
+#endif
+
+/* Start loading the cache line at p for writing, or for reading (hints). */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
+#define ARK_PREFETCH_READ(p) __builtin_prefetch((p), 0)
 #else
 #define ARK_PREFETCH_WRITE(p) ((void)(p))
+#define ARK_PREFETCH_READ(p) ((void)(p))
 #endif
 
 /* Copy *a into *out, or the C library allocator when a is NULL. Returns
@@ -44,6 +54,35 @@ static inline void *ark__alloc(const ark_allocator *a, size_t size,
 static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     if (ptr != NULL) {
         a->free(a->ctx, ptr, size);
+    }
+}
+
+/* Copy an element; the common sizes get fixed-size copies the compiler
+ * inlines (a libc call per element would dominate an insert, a save or a
+ * load). */
+static inline void ark__copy_small(void *dst, const void *src, size_t n) {
+    switch (n) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 12:
+        memcpy(dst, src, 12);
+        break;
+    case 16:
+        memcpy(dst, src, 16);
+        break;
+    case 24:
+        memcpy(dst, src, 24);
+        break;
+    case 32:
+        memcpy(dst, src, 32);
+        break;
+    default:
+        memcpy(dst, src, n);
+        break;
     }
 }
 

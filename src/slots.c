@@ -78,6 +78,7 @@ void ark__slots_fini(ark__slots *s) {
     ark__free(&s->alloc, s->ring, (size_t)s->ring_cap * sizeof *s->ring);
     ark__free(&s->alloc, s->pending, s->pending_cap * sizeof *s->pending);
     ark__free(&s->alloc, s->doomed, s->doomed_cap * sizeof *s->doomed);
+    ark__free(&s->alloc, s->skip, (size_t)s->skip_cap * sizeof *s->skip);
 }
 
 /* ---- growth ------------------------------------------------------------ */
@@ -101,7 +102,7 @@ static ark_status grow_ring(ark__slots *s, uint64_t want) {
     if (ring == NULL) {
         return ARK_ENOMEM;
     }
-    for (uint64_t k = 0; k < s->nfree; k++) {
+    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
         ring[k] = s->ring[(s->head + k) & (s->ring_cap - 1)];
     }
     ark__free(&s->alloc, s->ring, (size_t)s->ring_cap * sizeof *ring);
@@ -365,27 +366,40 @@ static bool validate_see(uint64_t *seen, uint64_t i) {
     return true;
 }
 
-/* Every listed slot is in range, not live, and listed once. */
-static bool validate_lists(const ark__slots *s, uint64_t *seen) {
+/* Every listed slot is in range, not live, and listed once; a free slot
+ * holds its next generation (0 for a slot insert_at made free without
+ * using it). Dead ring entries (insert_at) are skipped, oldest first, as
+ * take skips them; skip is a scratch copy of s->skip or NULL. */
+static bool validate_lists(const ark__slots *s, uint64_t *seen,
+                           uint32_t *skip) {
     size_t npend = s->npending - s->pending_done;
     size_t ndoom = s->ndoomed - s->doomed_done;
-    uint64_t total = s->nfree + npend + ndoom;
-    for (uint64_t k = 0; k < total; k++) {
-        uint64_t i;
-        if (k < s->nfree) {
-            i = s->ring[(s->head + k) & (s->ring_cap - 1)];
-        } else if (k < s->nfree + npend) {
-            i = s->pending[s->pending_done + (k - s->nfree)] & UINT32_MAX;
-        } else {
-            i = s->doomed[s->doomed_done + (k - s->nfree - npend)] & UINT32_MAX;
-        }
-        if (i == 0 || i >= s->issued || !validate_see(seen, i)) {
+    uint64_t dead = 0;
+    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
+        uint64_t i = s->ring[(s->head + k) & (s->ring_cap - 1)];
+        if (i == 0 || i >= s->issued) {
             return false;
         }
+        if (skip != NULL && i < s->skip_cap && skip[i] > 0) {
+            skip[i]--;
+            dead++;
+            continue;
+        }
         char *slot = ark__slot_at(s->v, i);
-        if (*ark__stamp(slot) != 0 ||
-            (k < s->nfree && (*ark__next_gen(slot) == 0 ||
-                              *ark__next_gen(slot) > s->v->layout.gen_max))) {
+        if (!validate_see(seen, i) || *ark__stamp(slot) != 0 ||
+            *ark__next_gen(slot) > s->v->layout.gen_max) {
+            return false;
+        }
+    }
+    if (dead != s->ring_dead) {
+        return false;
+    }
+    for (uint64_t k = 0; k < npend + ndoom; k++) {
+        uint64_t i = k < npend
+                         ? s->pending[s->pending_done + k] & UINT32_MAX
+                         : s->doomed[s->doomed_done + (k - npend)] & UINT32_MAX;
+        if (i == 0 || i >= s->issued || !validate_see(seen, i) ||
+            *ark__stamp(ark__slot_at(s->v, i)) != 0) {
             return false;
         }
     }
@@ -402,7 +416,7 @@ ark_status ark__slots_validate(const ark__slots *s,
                    : ARK_ECORRUPT;
     }
     if (s->issued > v->cap || v->cap > s->limit ||
-        s->ring_cap + 1 < s->issued || s->nfree > s->ring_cap ||
+        s->ring_cap + 1 < s->issued || s->nfree + s->ring_dead > s->ring_cap ||
         s->doomed_done > s->ndoomed || s->pending_done > s->npending ||
         (v->cap > 0 && *ark__stamp(ark__slot_at(v, 0)) != 0)) {
         return ARK_ECORRUPT;
@@ -431,7 +445,17 @@ ark_status ark__slots_validate(const ark__slots *s,
     if (seen == NULL) {
         return ARK_ENOMEM;
     }
-    bool ok = validate_lists(s, seen);
+    uint32_t *skip = NULL;
+    if (s->ring_dead > 0) {
+        skip = malloc((size_t)s->skip_cap * sizeof *skip);
+        if (skip == NULL) {
+            free(seen);
+            return ARK_ENOMEM;
+        }
+        memcpy(skip, s->skip, (size_t)s->skip_cap * sizeof *skip);
+    }
+    bool ok = validate_lists(s, seen, skip);
+    free(skip);
     free(seen);
     size_t marked =
         (s->npending - s->pending_done) + (s->ndoomed - s->doomed_done);
@@ -440,4 +464,566 @@ ark_status ark__slots_validate(const ark__slots *s,
         return ARK_ECORRUPT;
     }
     return ARK_OK;
+}
+
+/* ---- insert_at (see slots.h) -------------------------------------------- */
+
+/* Drop the dead entries from the ring, keeping the order of the rest. */
+static void ring_compact(ark__slots *s) {
+    uint64_t mask = s->ring_cap - 1, n = s->nfree + s->ring_dead, w = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint32_t x = s->ring[(s->head + k) & mask];
+        if (x < s->skip_cap && s->skip[x] > 0) {
+            s->skip[x]--;
+            continue;
+        }
+        s->ring[(s->head + w++) & mask] = x;
+    }
+    s->ring_dead = 0;
+}
+
+void ark__slots_skip_dead(ark__slots *s) {
+    uint64_t mask = s->ring_cap - 1;
+    while (s->ring_dead > 0) {
+        uint32_t x = s->ring[s->head];
+        if (x >= s->skip_cap || s->skip[x] == 0) {
+            return;
+        }
+        s->skip[x]--;
+        s->ring_dead--;
+        s->head = (s->head + 1) & mask;
+    }
+}
+
+void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
+    *ark__next_gen(slot) = gen + 1;
+    if (s->nfree + s->ring_dead == s->ring_cap &&
+        grow_ring(s, s->ring_cap + 1) != ARK_OK) {
+        ring_compact(s); /* frees at least one entry: ring_dead > 0 */
+    }
+    s->ring[(s->head + s->nfree + s->ring_dead) & (s->ring_cap - 1)] =
+        (uint32_t)i;
+    s->nfree++;
+}
+
+/* Make skip cover slots [0, want), doubling. */
+static ark_status skip_reserve(ark__slots *s, uint64_t want) {
+    if (want <= s->skip_cap) {
+        return ARK_OK;
+    }
+    uint64_t ncap = s->skip_cap < 64 ? 64 : s->skip_cap;
+    while (ncap < want) {
+        ncap *= 2;
+    }
+    size_t bytes;
+    if (ncap > SIZE_MAX ||
+        ark__mul_overflows((size_t)ncap, sizeof *s->skip, &bytes)) {
+        return ARK_ENOMEM;
+    }
+    uint32_t *skip = ark__alloc(&s->alloc, bytes, 0);
+    if (skip == NULL) {
+        return ARK_ENOMEM;
+    }
+    size_t old = (size_t)s->skip_cap * sizeof *skip;
+    if (old > 0) {
+        memcpy(skip, s->skip, old);
+    }
+    memset((char *)skip + old, 0, bytes - old);
+    ark__free(&s->alloc, s->skip, old);
+    s->skip = skip;
+    s->skip_cap = ncap;
+    return ARK_OK;
+}
+
+/* The status of insert_at on a marked slot i, or ARK_OK if i is not
+ * marked. O(marked): only remove_later marks not yet flushed. */
+static ark_status marked_status(const ark__slots *s, uint64_t i, uint32_t gen) {
+    for (size_t k = s->pending_done; k < s->npending; k++) {
+        if ((s->pending[k] & UINT32_MAX) == i) {
+            return gen <= (uint32_t)(s->pending[k] >> 32) ? ARK_ESTALE
+                                                          : ARK_EEXIST;
+        }
+    }
+    return ARK_OK;
+}
+
+/* insert_at on a free slot i < issued: its ring entry turns dead. */
+static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
+                               char *p) {
+    ark_status st = marked_status(s, i, gen);
+    if (st != ARK_OK) {
+        return st;
+    }
+    uint32_t next = *ark__next_gen(p);
+    if (next == ARK__RETIRED || gen < next) {
+        return ARK_ESTALE;
+    }
+    if (i >= s->skip_cap) {
+        st = skip_reserve(s, i + 1);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    if (s->skip[i] == UINT32_MAX) {
+        ring_compact(s);
+    }
+    s->skip[i]++;
+    s->ring_dead++;
+    s->nfree--;
+    if (s->ring_dead >= ARK_REUSE_DELAY && s->ring_dead >= s->nfree) {
+        ring_compact(s);
+    }
+    return ARK_OK;
+}
+
+/* insert_at past issued: slots [issued, i) become free, in index order. */
+static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
+    uint64_t gap = i - s->issued;
+    if (gap > ARK__INSERT_AT_GAP && i >= s->v->cap) {
+        return ARK_EFULL;
+    }
+    uint64_t occupied = s->nfree + s->ring_dead + gap;
+    ark_status st = grow_ring(s, occupied > i + 1 ? occupied : i + 1);
+    if (st == ARK_OK && i >= s->v->cap) {
+        st = s->ops->grow(s->owner, i + 1);
+    }
+    if (st != ARK_OK) {
+        return st;
+    }
+    uint64_t mask = s->ring_cap - 1;
+    for (uint64_t j = s->issued; j < i; j++) {
+        *ark__next_gen(ark__slot_at(s->v, j)) = 0;
+        s->ring[(s->head + s->nfree + s->ring_dead) & mask] = (uint32_t)j;
+        s->nfree++;
+    }
+    s->issued = i + 1;
+    return ARK_OK;
+}
+
+ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
+                                char **slot) {
+    const ark_handle_layout *l = &s->v->layout;
+    if (h == ARK_NULL_HANDLE) {
+        return ARK_ENULL;
+    }
+    if ((h & l->high_mask) != l->tag_value) {
+        return ARK_EFOREIGN;
+    }
+    uint64_t i = h & l->index_mask;
+    uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);
+    if (i == 0 || gen > l->gen_max) {
+        return ARK_ERANGE;
+    }
+    if (s->draining) {
+        return ARK_EINVAL;
+    }
+    ark_status st;
+    if (i < s->issued) {
+        char *p = ark__slot_at(s->v, i);
+        if (*ark__stamp(p) != 0) {
+            return ARK_EEXIST;
+        }
+        st = take_free_at(s, i, gen, p);
+    } else {
+        st = take_fresh_at(s, i);
+    }
+    if (st != ARK_OK) {
+        return st;
+    }
+    char *p = ark__slot_at(s->v, i);
+    *ark__stamp(p) = gen + 1;
+    s->count++;
+    *index = i;
+    *slot = p;
+    return ARK_OK;
+}
+
+/* ---- snapshots (docs/snapshot.md) -------------------------------------- */
+
+_Static_assert(ARK__SNAP_KEYS == ARK__SEAL_ROUNDS, "one key per round");
+
+ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
+    if (s->draining) {
+        return ARK_EINVAL;
+    }
+    const ark_handle_layout *l = &s->v->layout;
+    hd->index_bits = l->index_bits;
+    hd->gen_bits = l->gen_bits;
+    hd->tag_bits = l->tag_bits;
+    hd->tag = l->tag_bits == 0 ? 0 : l->tag_high >> l->gen_bits;
+    hd->issued = s->issued;
+    hd->live = s->count;
+    hd->nfree = s->nfree;
+    hd->npending = s->npending - s->pending_done;
+    hd->retired = s->retired;
+    memcpy(hd->keys, s->seal_keys, sizeof hd->keys);
+    return ARK_OK;
+}
+
+/* The live ring entries in order (dead ones skipped, as take would). */
+static ark_status save_ring(const ark__slots *s, ark__snap_out *o) {
+    uint32_t *skip = NULL;
+    size_t skip_bytes = (size_t)s->skip_cap * sizeof *skip;
+    if (s->ring_dead > 0) {
+        skip = ark__alloc(&s->alloc, skip_bytes, 0);
+        if (skip == NULL) {
+            return ARK_ENOMEM;
+        }
+        memcpy(skip, s->skip, skip_bytes);
+    }
+    uint64_t mask = s->ring_cap - 1;
+    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
+        uint32_t x = s->ring[(s->head + k) & mask];
+        if (skip != NULL && x < s->skip_cap && skip[x] > 0) {
+            skip[x]--;
+            continue;
+        }
+        ark__snap_put32(o, x);
+        ark__snap_put32(o, *ark__next_gen(ark__slot_at(s->v, x)));
+    }
+    ark__free(&s->alloc, skip, skip_bytes);
+    return ARK_OK;
+}
+
+static inline void put_le32(unsigned char *d, uint32_t v) {
+    d[0] = (unsigned char)v;
+    d[1] = (unsigned char)(v >> 8);
+    d[2] = (unsigned char)(v >> 16);
+    d[3] = (unsigned char)(v >> 24);
+}
+
+static inline uint32_t get_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+/* Records of slots [i, end) into buf from len on, room for them all
+ * checked by the caller; returns the new length. Inlined with a constant
+ * payload for the common sizes, so the copies are single moves and the
+ * fields stay in registers. */
+static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
+                              unsigned char *buf, size_t len, size_t payload) {
+    size_t off = v->data_off, stride = v->stride;
+    while (i < end) {
+        uint64_t stop = end;
+        const char *slot;
+        if (i < v->nflat) {
+            stop = stop < v->nflat ? stop : v->nflat;
+            slot = v->flat + (size_t)i * stride;
+        } else {
+            stop = i + 1;
+            slot = ark__slot_at(v, i);
+        }
+        for (; i < stop; i++, slot += stride) {
+            uint32_t stamp;
+            /* Sequential, but the hardware prefetcher alone leaves the
+             * loop waiting on memory: ask 2 KiB ahead. */
+            ARK_PREFETCH_READ(slot + 2048);
+            memcpy(&stamp, slot, 4);
+            put_le32(buf + len, stamp);
+            len += 4;
+            if (stamp != 0 && payload != 0) {
+                ark__copy_small(buf + len, slot + off, payload);
+                len += payload;
+            }
+        }
+    }
+    return len;
+}
+
+ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
+                           const ark__slots_io *io) {
+    const ark__slot_view *v = s->v;
+    size_t payload = io->payload;
+    size_t rec = 4 + payload;
+    uint64_t i = 1;
+    while (i < s->issued) {
+        size_t fit = (ARK__SNAP_BUF - o->len) / rec;
+        if (fit == 0) {
+            ark__snap_out_flush(o);
+            fit = ARK__SNAP_BUF / rec;
+        }
+        if (fit == 0) { /* a record larger than the buffer */
+            char *slot = ark__slot_at(v, i++);
+            uint32_t stamp = *ark__stamp(slot);
+            ark__snap_put32(o, stamp);
+            if (stamp != 0) {
+                ark__snap_put(o, slot + v->data_off, payload);
+            }
+            continue;
+        }
+        uint64_t end = s->issued - i < fit ? s->issued : i + fit;
+        switch (payload) {
+        case 0:
+            o->len = save_run(v, i, end, o->buf, o->len, 0);
+            break;
+        case 8:
+            o->len = save_run(v, i, end, o->buf, o->len, 8);
+            break;
+        case 16:
+            o->len = save_run(v, i, end, o->buf, o->len, 16);
+            break;
+        default:
+            o->len = save_run(v, i, end, o->buf, o->len, payload);
+            break;
+        }
+        i = end;
+    }
+    ark_status st = save_ring(s, o);
+    for (size_t k = s->pending_done; k < s->npending && st == ARK_OK; k++) {
+        uint64_t e = s->pending[k];
+        ark__snap_put32(o, (uint32_t)e);
+        ark__snap_put32(o, (uint32_t)(e >> 32));
+        if (payload != 0) {
+            ark__snap_put(o, ark__slot_at(v, e & UINT32_MAX) + v->data_off,
+                          payload);
+        }
+    }
+    return st;
+}
+
+ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
+                                  bool key_given) {
+    const ark_handle_layout *l = &s->v->layout;
+    uint64_t tag = l->tag_bits == 0 ? 0 : l->tag_high >> l->gen_bits;
+    if (hd->index_bits != l->index_bits || hd->gen_bits != l->gen_bits ||
+        hd->tag_bits != l->tag_bits || hd->tag != tag) {
+        return ARK_EINVAL;
+    }
+    uint64_t n = hd->issued;
+    if (n == 0 || n > s->limit || hd->live >= n || hd->nfree >= n ||
+        hd->npending >= n || hd->retired >= n ||
+        hd->live + hd->nfree + hd->npending + hd->retired + 1 != n) {
+        return ARK_ECORRUPT;
+    }
+    if (key_given) {
+        if (memcmp(hd->keys, s->seal_keys, sizeof s->seal_keys) != 0) {
+            return ARK_EINVAL;
+        }
+    } else {
+        memcpy(s->seal_keys, hd->keys, sizeof s->seal_keys);
+    }
+    return ARK_OK;
+}
+
+uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload) {
+    /* issued <= 2^32 and payload < 2^17: no sum can wrap. */
+    return 4 * (hd->issued - 1) + hd->live * payload + 8 * hd->nfree +
+           hd->npending * (8 + (uint64_t)payload);
+}
+
+/* Where load_run stands. */
+typedef struct load_pos {
+    uint64_t i;    /* next slot */
+    size_t pos;    /* next byte of the buffer */
+    uint64_t live; /* live slots so far */
+} load_pos;
+
+/* Records of slots [at->i, end) from buf, all of them in the buffer (the
+ * caller checked). Returns false on a generation past gen_max. Inlined
+ * with a constant payload for the common sizes, like save_run. */
+static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
+                            const unsigned char *buf, size_t payload,
+                            uint64_t *bits) {
+    uint32_t gen_max = v->layout.gen_max;
+    size_t off = v->data_off, stride = v->stride, pos = at->pos;
+    uint64_t i = at->i, live = at->live;
+    bool ok = true;
+    while (i < end && ok) {
+        uint64_t stop = end;
+        char *slot;
+        if (i < v->nflat) {
+            stop = stop < v->nflat ? stop : v->nflat;
+            slot = v->flat + (size_t)i * stride;
+        } else {
+            stop = i + 1;
+            slot = ark__slot_at(v, i);
+        }
+        for (; i < stop; i++, slot += stride) {
+            ARK_PREFETCH_WRITE(slot + 2048);
+            uint32_t stamp = get_le32(buf + pos);
+            pos += 4;
+            if (stamp == 0) {
+                continue;
+            }
+            if (stamp - 1 > gen_max) {
+                ok = false;
+                break;
+            }
+            memcpy(slot, &stamp, 4);
+            ark__copy_small(slot + off, buf + pos, payload);
+            pos += payload;
+            live++;
+            if (bits != NULL) {
+                bits[i >> 6] |= (uint64_t)1 << (i & 63);
+            }
+        }
+    }
+    at->i = i;
+    at->pos = pos;
+    at->live = live;
+    return ok;
+}
+
+/* One slot's record, which may straddle buffer fills. */
+static ark_status load_one(ark__slots *s, ark__snap_in *in,
+                           const ark__slots_io *io, load_pos *at) {
+    const ark__slot_view *v = s->v;
+    uint64_t i = at->i++;
+    uint32_t stamp = ark__snap_get32(in);
+    if (in->st != ARK_OK || stamp == 0) {
+        return in->st;
+    }
+    if (stamp - 1 > v->layout.gen_max) {
+        return ARK_ECORRUPT;
+    }
+    char *slot = ark__slot_at(v, i);
+    *ark__stamp(slot) = stamp;
+    at->live++;
+    if (io->payload != 0) {
+        ark__snap_get(in, slot + v->data_off, io->payload);
+    }
+    if (io->live_bits != NULL) {
+        (*io->live_bits)[i >> 6] |= (uint64_t)1 << (i & 63);
+    }
+    return in->st;
+}
+
+/* The slots section: stamps (and payloads) of slots [1, issued), storage
+ * growing as they arrive. Counts the live slots seen. */
+static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
+                             const ark__slots_io *io, uint64_t *live) {
+    const ark__slot_view *v = s->v;
+    size_t payload = io->payload, rec = 4 + payload;
+    load_pos at = {1, 0, 0};
+    while (at.i < issued) {
+        if (at.i >= v->cap) {
+            ark_status st = grow_to(s, at.i + 1);
+            if (st != ARK_OK) {
+                return st;
+            }
+        }
+        /* Every slot whose record surely is in the buffer, in one run. */
+        uint64_t n = (in->len - in->pos) / rec;
+        uint64_t end = issued < v->cap ? issued : v->cap;
+        end = end - at.i < n ? end : at.i + n;
+        if (end == at.i) {
+            ark_status st = load_one(s, in, io, &at);
+            if (st != ARK_OK) {
+                return st;
+            }
+            continue;
+        }
+        uint64_t *bits = io->live_bits != NULL ? *io->live_bits : NULL;
+        at.pos = in->pos;
+        bool ok;
+        switch (payload) {
+        case 0:
+            ok = load_run(v, &at, end, in->buf, 0, bits);
+            break;
+        case 8:
+            ok = load_run(v, &at, end, in->buf, 8, bits);
+            break;
+        case 16:
+            ok = load_run(v, &at, end, in->buf, 16, bits);
+            break;
+        default:
+            ok = load_run(v, &at, end, in->buf, payload, bits);
+            break;
+        }
+        in->pos = at.pos;
+        if (!ok) {
+            return ARK_ECORRUPT;
+        }
+    }
+    *live = at.live;
+    return in->st;
+}
+
+/* A listed slot: in range, not live, listed once. */
+static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
+    if (i == 0 || i >= s->issued) {
+        return NULL;
+    }
+    char *slot = ark__slot_at(s->v, i);
+    if (*ark__stamp(slot) != 0 || !validate_see(seen, i)) {
+        return NULL;
+    }
+    return slot;
+}
+
+/* The ring and pending sections, then retirement of the rest. */
+static ark_status load_lists(ark__slots *s, ark__snap_in *in,
+                             const ark__snap_header *hd,
+                             const ark__slots_io *io, uint64_t *seen) {
+    uint32_t gen_max = s->v->layout.gen_max;
+    for (uint64_t k = 0; k < hd->nfree; k++) {
+        uint32_t i = ark__snap_get32(in);
+        uint32_t next = ark__snap_get32(in);
+        if (in->st != ARK_OK) {
+            return in->st;
+        }
+        char *slot = listed_slot(s, seen, i);
+        if (slot == NULL || next > gen_max) {
+            return ARK_ECORRUPT;
+        }
+        *ark__next_gen(slot) = next;
+        s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = i;
+        s->nfree++;
+    }
+    for (uint64_t k = 0; k < hd->npending; k++) {
+        uint32_t i = ark__snap_get32(in);
+        uint32_t gen = ark__snap_get32(in);
+        if (in->st != ARK_OK) {
+            return in->st;
+        }
+        char *slot = listed_slot(s, seen, i);
+        if (slot == NULL || gen > gen_max) {
+            return ARK_ECORRUPT;
+        }
+        ark_status st = list_push(s, &s->pending, &s->npending, &s->pending_cap,
+                                  i | (uint64_t)gen << 32);
+        if (st != ARK_OK) {
+            return st;
+        }
+        if (io->payload != 0) {
+            ark__snap_get(in, slot + s->v->data_off, io->payload);
+        }
+    }
+    for (uint64_t i = 1; i < s->issued; i++) {
+        char *slot = ark__slot_at(s->v, i);
+        if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
+            *ark__next_gen(slot) = ARK__RETIRED;
+            s->retired++;
+        }
+    }
+    return s->retired == hd->retired ? in->st : ARK_ECORRUPT;
+}
+
+ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
+                           const ark__snap_header *hd,
+                           const ark__slots_io *io) {
+    uint64_t live;
+    ark_status st = load_slots(s, in, hd->issued, io, &live);
+    if (st == ARK_OK && live != hd->live) {
+        st = ARK_ECORRUPT;
+    }
+    if (st == ARK_OK && hd->issued > 1) {
+        st = grow_ring(s, hd->issued);
+    }
+    if (st != ARK_OK) {
+        return st;
+    }
+    s->issued = hd->issued;
+    s->count = (size_t)live;
+    /* One bit per issued slot: justified, the slots have arrived. */
+    size_t words = (size_t)((hd->issued + 63) >> 6);
+    uint64_t *seen = ark__alloc(&s->alloc, words * sizeof *seen, 0);
+    if (seen == NULL) {
+        return ARK_ENOMEM;
+    }
+    memset(seen, 0, words * sizeof *seen);
+    st = load_lists(s, in, hd, io, seen);
+    ark__free(&s->alloc, seen, words * sizeof *seen);
+    return st;
 }

@@ -17,7 +17,8 @@
  *   marked   stamp = 0, listed in pending (remove_later) or doomed (a
  *            remove asked for while a hook runs); the entry keeps gen
  *   dying    stamp = gen + 1 again while its on_remove runs (s->dying)
- *   retired  stamp = 0 and in no list: its generations are used up
+ *   retired  stamp = 0 and in no list: its generations are used up;
+ *            the uint32 at offset 4 holds ARK__RETIRED
  * Slot 0 is never live, so its stamp is 0 forever.
  *
  * Removal. An element is first unlinked (count drops; the container hides
@@ -40,6 +41,7 @@
 #define ARK_SLOTS_H
 
 #include "core_internal.h"
+#include "snapshot.h"
 
 /* Half-rounds of the sealing permutation (a keyed Feistel network). */
 #define ARK__SEAL_ROUNDS 6
@@ -72,7 +74,8 @@ typedef struct ark__slots_config {
 typedef struct ark__slots {
     /* hot: read by take, remove and free */
     ark__slot_view *v; /* the container's view: layout and slot storage */
-    uint32_t *ring;    /* FIFO of free slots; ring_cap >= issued - 1 */
+    uint32_t *ring;    /* FIFO of free slots (and dead entries, see insert_at);
+                          ring_cap >= issued - 1 and >= nfree + ring_dead */
     uint64_t ring_cap, head, nfree;
     uint64_t issued;  /* slots [0, issued) were handed out at least once */
     size_t count;     /* live elements, marked and dying ones excluded */
@@ -81,6 +84,9 @@ typedef struct ark__slots {
     bool has_hook;
     bool draining;  /* a remove, flush or clear is running hooks */
     uint64_t dying; /* slot whose on_remove runs now, or 0 */
+    /* Ring entries of slots insert_at took out of the ring (see
+     * "insert_at" below): the ring holds nfree + ring_dead entries. */
+    uint64_t ring_dead;
     /* cold */
     const ark__slot_ops *ops;
     void *owner;
@@ -91,7 +97,14 @@ typedef struct ark__slots {
     size_t ndoomed, doomed_done, doomed_cap; /* [done, n) still marked */
     unsigned seal_bits, seal_lo; /* layout width; bits of the low half */
     uint64_t seal_keys[ARK__SEAL_ROUNDS];
+    /* skip[i]: dead ring entries of slot i, all older than its live one */
+    uint32_t *skip;
+    uint64_t skip_cap;
 } ark__slots;
+
+/* What offset 4 of a retired slot holds: no free slot's next generation
+ * (gen_max < UINT32_MAX), so insert_at tells retired from free in O(1). */
+#define ARK__RETIRED UINT32_MAX
 
 /* Validate cfg field by field, then in sum, and fill v->layout and s.
  * Storage starts empty (v->cap 0). Errors: ARK_EINVAL. */
@@ -136,6 +149,12 @@ static inline ark_status ark__slots_find(const ark__slots *s, ark_handle h,
     return ark__slots_classify(s, h);
 }
 
+/* Pop the dead entries at the head of the ring (insert_at). */
+void ark__slots_skip_dead(ark__slots *s);
+
+/* ark__slots_free while the ring holds dead entries. */
+void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen);
+
 /* Make room for one more fresh slot (storage and ring). Out of line. */
 ark_status ark__slots_grow_fresh(ark__slots *s);
 
@@ -165,6 +184,9 @@ static inline ark_status ark__slots_take(ark__slots *s, uint64_t *index,
     char *p;
     uint32_t gen;
     if (ark__slots_reuses(s)) {
+        if (ARK_UNLIKELY(s->ring_dead != 0)) {
+            ark__slots_skip_dead(s);
+        }
         uint64_t mask = s->ring_cap - 1;
         i = s->ring[s->head];
         s->head = (s->head + 1) & mask;
@@ -207,7 +229,12 @@ static inline ark_handle ark__slots_handle(const ark__slots *s, uint64_t i,
 static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
                                    uint32_t gen) {
     if (gen >= s->v->layout.gen_max) {
+        *ark__next_gen(slot) = ARK__RETIRED;
         s->retired++;
+        return;
+    }
+    if (ARK_UNLIKELY(s->ring_dead != 0)) {
+        ark__slots_free_dead(s, i, slot, gen);
         return;
     }
     *ark__next_gen(slot) = gen + 1;
@@ -277,5 +304,66 @@ ark_handle ark__slots_unseal(const ark__slots *s, ark_handle wire);
  * bitmap cannot be had). O(issued). */
 ark_status ark__slots_validate(const ark__slots *s,
                                bool (*linked)(const void *c, uint64_t i));
+
+/* ---- insert_at ----------------------------------------------------------
+ * A replica creates elements at the handles its server issued. Taking a
+ * free slot out of the middle of the FIFO ring would cost O(ring), so
+ * insert_at leaves the slot's entry in place and counts it dead
+ * (skip[i]++, ring_dead++, nfree--); take pops dead entries at the head
+ * before its pop (a slot's dead entries are always older than its live
+ * one, so "the first skip[i] entries of slot i are dead" is exact). The
+ * ring is compacted once dead entries are at least as many as free ones
+ * (amortized O(1)), or grown when a free finds it full of them. A slot
+ * past issued makes slots [issued, i) free, queued in index order with
+ * next generation 0; at most ARK__INSERT_AT_GAP of them at once unless
+ * the storage is there already (reserve), so a far index cannot make one
+ * call allocate without bound. */
+
+/* Fresh slots one insert_at may queue beyond the storage it has. */
+#define ARK__INSERT_AT_GAP ((uint64_t)1 << 16)
+
+/* Make slot h names live at exactly h's generation; sets its stamp and
+ * counts it (linking is the caller's). Errors: ARK_ENULL, ARK_EFOREIGN,
+ * ARK_ERANGE (index 0, generation past gen_max), ARK_EEXIST (live, or
+ * marked with an older generation), ARK_ESTALE (generation below the
+ * slot's next one, retired, or h is the marked element), ARK_EFULL (more
+ * than ARK__INSERT_AT_GAP fresh slots past the storage), ARK_EINVAL (from
+ * a hook), ARK_ENOMEM; nothing changes on error. */
+ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
+                                char **slot);
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+/* What a container's slots carry in a snapshot. */
+typedef struct ark__slots_io {
+    size_t payload;       /* bytes at slot + data_off kept with each live and
+                             marked slot (a pool's element; 0 for a table) */
+    uint64_t **live_bits; /* a pool's occupancy bitmap to set, or NULL */
+} ark__slots_io;
+
+/* Fill the engine's fields of a descriptor. Errors: ARK_EINVAL while
+ * hooks run (the lists are in motion). */
+ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd);
+
+/* Write the slots, ring and pending sections. Errors: ARK_ENOMEM
+ * (scratch for a ring holding dead entries), the writer's. */
+ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
+                           const ark__slots_io *io);
+
+/* Check a descriptor against s, fresh from init with the loading config:
+ * layout (ARK_EINVAL), counts (ARK_ECORRUPT), seal keys (ARK_EINVAL when
+ * key_given and different; else the saved keys are installed). */
+ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
+                                  bool key_given);
+
+/* Bytes of the engine's sections of a checked descriptor. */
+uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload);
+
+/* Read the sections into s (as load_header left it), validating every
+ * value before use; storage grows only as slots arrive. Errors:
+ * ARK_ECORRUPT, ARK_ENOMEM, the reader's; s is then only fit for fini
+ * and the container's destroy. */
+ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
+                           const ark__snap_header *hd, const ark__slots_io *io);
 
 #endif /* ARK_SLOTS_H */

@@ -634,3 +634,169 @@ ark_status ark__table_validate(const ark_table *t, bool all_padding) {
     }
     return ARK_OK;
 }
+
+/* ---- snapshots and replication (docs/snapshot.md) ---------------------- */
+
+ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
+    assert(t != NULL);
+    /* Rows first (spare rows are invisible), then the slot, which cannot
+     * fail after that. */
+    ark_status st = ARK_OK;
+    if (t->view.rows >= t->cap) {
+        st = grow_rows(t, t->view.rows + 1);
+    }
+    uint64_t i;
+    char *slot;
+    if (st == ARK_OK) {
+        st = ark__slots_insert_at(&t->s, h, &i, &slot);
+    }
+    if (st != ARK_OK) {
+        return st;
+    }
+    size_t r = t->view.rows++;
+    ((ark__table_slot *)(void *)slot)->row = (uint32_t)r;
+    t->row_slots[r] = (uint32_t)i;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        zero_elem(t->columns[k] + r * t->sizes[k], t->sizes[k]);
+    }
+    if (row != NULL) {
+        *row = r;
+    }
+    return ARK_OK;
+}
+
+ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
+    assert(t != NULL && w != NULL);
+    ark__snap_header hd;
+    memset(&hd, 0, sizeof hd);
+    ark_status st = ark__slots_save_header(&t->s, &hd);
+    if (st != ARK_OK) {
+        return st;
+    }
+    size_t rows = t->view.rows;
+    hd.kind = ARK__SNAP_TABLE;
+    hd.a = t->view.ncolumns;
+    hd.b = rows;
+    ark__slots_io io = {0, NULL};
+    ark__snap_out o;
+    ark__snap_out_init(&o, w);
+    ark__snap_write_header(&o, &hd, t->sizes, t->view.ncolumns);
+    st = ark__slots_save(&t->s, &o, &io);
+    for (size_t r = 0; r < rows; r++) {
+        ark__snap_put32(&o, t->row_slots[r]);
+    }
+    for (size_t k = 0; k < t->view.ncolumns && rows > 0; k++) {
+        ark__snap_put(&o, t->columns[k], rows * t->sizes[k]);
+    }
+    ark_status wst = ark__snap_write_trailer(&o);
+    return st != ARK_OK ? st : wst;
+}
+
+/* The rows section: each row names a live or marked slot, each such slot
+ * exactly once (eligible: one bit per issued slot, cleared when used). */
+static ark_status load_row_slots(ark_table *t, ark__snap_in *in, size_t rows,
+                                 uint64_t *eligible) {
+    const ark__slots *s = &t->s;
+    ark__table_slot *slots = slot_array(t);
+    for (uint64_t i = 1; i < s->issued; i++) {
+        if (slots[i].stamp != 0) {
+            eligible[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+    }
+    for (size_t k = s->pending_done; k < s->npending; k++) {
+        uint64_t i = s->pending[k] & UINT32_MAX;
+        eligible[i >> 6] |= (uint64_t)1 << (i & 63);
+    }
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t i = ark__snap_get32(in);
+        if (in->st != ARK_OK) {
+            return in->st;
+        }
+        uint64_t bit = (uint64_t)1 << (i & 63);
+        if (i >= s->issued || (eligible[i >> 6] & bit) == 0) {
+            return ARK_ECORRUPT;
+        }
+        eligible[i >> 6] &= ~bit;
+        t->row_slots[r] = i;
+        slots[i].row = (uint32_t)r;
+    }
+    return ARK_OK;
+}
+
+/* The rest of ark_table_load once the descriptor is checked: slots,
+ * rows, columns, trailer, validation. */
+static ark_status table_load_body(ark_table *t, ark__snap_in *in,
+                                  const ark__snap_header *hd) {
+    ark__slots_io io = {0, NULL};
+    size_t row_bytes = 0;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        row_bytes += t->sizes[k]; /* bounded by check_columns */
+    }
+    size_t rows = (size_t)hd->b;
+    size_t body;
+    if (hd->b != hd->live + hd->npending || hd->b > SIZE_MAX ||
+        ark__mul_overflows(rows, row_bytes + 4, &body)) {
+        return ARK_ECORRUPT;
+    }
+    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, 0));
+    ark__snap_in_expect(in, body);
+    ark_status st = ark__slots_load(&t->s, in, hd, &io);
+    /* rows = live + marked slots, which have all arrived. */
+    if (st == ARK_OK && rows > t->cap) {
+        st = grow_rows(t, rows);
+    }
+    if (st != ARK_OK) {
+        return st;
+    }
+    size_t words = (size_t)((t->s.issued + 63) >> 6);
+    uint64_t *eligible = ark__alloc(&t->s.alloc, words * sizeof *eligible, 0);
+    if (eligible == NULL) {
+        return ARK_ENOMEM;
+    }
+    memset(eligible, 0, words * sizeof *eligible);
+    st = load_row_slots(t, in, rows, eligible);
+    ark__free(&t->s.alloc, eligible, words * sizeof *eligible);
+    if (st != ARK_OK) {
+        return st;
+    }
+    for (size_t k = 0; k < t->view.ncolumns && rows > 0; k++) {
+        ark__snap_get(in, t->columns[k], rows * t->sizes[k]);
+    }
+    t->view.rows = rows;
+    st = ark__snap_read_trailer(in);
+    if (st == ARK_OK && ark__table_validate(t, false) != ARK_OK) {
+        st = ARK_ECORRUPT;
+    }
+    return st;
+}
+
+ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,
+                          const ark_reader *r) {
+    assert(out != NULL && cfg != NULL && r != NULL);
+    ark_table *t = NULL;
+    ark_status st = ark_table_create(&t, cfg);
+    if (st != ARK_OK) {
+        return st;
+    }
+    ark__snap_in in;
+    ark__snap_in_init(&in, r);
+    ark__snap_header hd;
+    bool mismatch;
+    st = ark__snap_read_header(&in, &hd, ARK__SNAP_TABLE, t->sizes,
+                               t->view.ncolumns, &mismatch);
+    if (st == ARK_OK && mismatch) {
+        st = ARK_EINVAL;
+    }
+    if (st == ARK_OK) {
+        st = ark__slots_load_header(&t->s, &hd, cfg->seal_key != 0);
+    }
+    if (st == ARK_OK) {
+        st = table_load_body(t, &in, &hd);
+    }
+    if (st != ARK_OK) {
+        ark_table_destroy(t);
+        return st;
+    }
+    *out = t;
+    return ARK_OK;
+}

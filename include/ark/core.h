@@ -124,6 +124,27 @@ typedef struct ark_allocator {
 } ark_allocator;
 
 /*
+ * A byte sink for snapshots (ark_pool_save and friends). write must take
+ * all n bytes or return a non-OK status, which the save returns as is.
+ * ctx is passed back. Files, sockets and memory buffers all fit.
+ */
+typedef struct ark_writer {
+    ark_status (*write)(void *ctx, const void *buf, size_t n);
+    void *ctx;
+} ark_writer;
+
+/*
+ * A byte source for snapshots (ark_pool_load and friends). read must fill
+ * exactly n bytes or return a non-OK status; at the end of the input it
+ * returns ARK_ECORRUPT. A load reads exactly the bytes of one snapshot,
+ * never more, so a stream may carry other data after it.
+ */
+typedef struct ark_reader {
+    ark_status (*read)(void *ctx, void *buf, size_t n);
+    void *ctx;
+} ark_reader;
+
+/*
  * Private: the decoded handle layout of a handle-issuing container. Its
  * fields are read by the inline lookups of pool.h and table.h; do not use
  * them directly.

@@ -258,6 +258,67 @@ ARK_API void ark_pool_each(ark_pool *p,
                            void *ud);
 
 /*
+ * Create an element at exactly handle h, with a copy of elem: a replica
+ * mirrors its server's pool by inserting each element at the handle the
+ * server issued, in any order. If h's index was issued before, its slot
+ * must be free and h's generation at least the slot's next one (a
+ * replica may skip generations); the slot leaves the free queue, whose
+ * other slots keep their order. If the index is past every issued one,
+ * the slots in between become free, queued in index order, and later
+ * inserts reuse them by the usual rule; one call may add at most 65536
+ * such slots past the pool's storage (reserve first to mirror a larger
+ * pool in any order).
+ * Errors: ARK_ENULL (0), ARK_EFOREIGN (another tag or bits above the
+ * layout), ARK_ERANGE (index 0, or the generation 2^32 - 1 no slot
+ * carries), ARK_EEXIST (slot live, or marked by remove_later with an
+ * older generation: flush first), ARK_ESTALE (generation older than the
+ * slot's next one, slot retired, or h names the marked element),
+ * ARK_EFULL (the index is more than 65536 slots past the storage),
+ * ARK_EINVAL (called from a hook), ARK_ENOMEM. The pool is unchanged on
+ * error.
+ * Complexity: O(1) amortized for an index below the issued ones, plus
+ * O(marked) while remove_later marks await a flush; O(gap) for an index
+ * past them.
+ */
+ARK_API ark_status ark_pool_insert_at(ark_pool *p, ark_handle h,
+                                      const void *elem);
+
+/*
+ * Write a snapshot of p to w (format: docs/snapshot.md): handle layout,
+ * element size, seal key, every live and marked element's bytes as they
+ * are (pointers inside elements are the caller's business), and the
+ * exact state of the handle slots: generations, the free queue in order,
+ * marked elements in marking order, retired slots. Streams through a
+ * 16 KiB buffer on the stack; the snapshot holds the seal key, so keep
+ * it as secret as the key.
+ * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * ARK_ENOMEM (only after insert_at left dead free-queue entries). p is
+ * never changed.
+ * Complexity: O(slots issued + bytes written).
+ */
+ARK_API ark_status ark_pool_save(const ark_pool *p, const ark_writer *w);
+
+/*
+ * Create a pool from a snapshot read from r; *out is set only on success.
+ * The result is the saved pool exactly: the same live handles and bytes,
+ * marked elements, retired slots and free-queue order, so the same
+ * operations afterwards issue the same handles. cfg must have the saved
+ * layout (index_bits, gen_bits, tag_bits, tag) and elem_size; its
+ * allocator, hook, user and reservation apply. A cfg->seal_key of 0 takes
+ * the saved key (handles sealed before the save still unseal); another
+ * key must equal the saved one. Exactly the snapshot's bytes are read.
+ * Any byte sequence is safe to load: everything is checked before use,
+ * memory grows only as the data arrives, and the loaded pool passes the
+ * pool's full validation before it is returned.
+ * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
+ * ARK_EINVAL (cfg invalid, or its layout, elem_size or seal key differ
+ * from the snapshot's), ARK_ENOMEM, the reader's status.
+ * Complexity: O(slots issued + bytes read).
+ */
+ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
+                                 const ark_reader *r);
+
+/*
  * Inline iterator for the hot loop:
  *
  *     for (ark_pool_iter it = ark_pool_iter_begin(p);

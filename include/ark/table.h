@@ -262,6 +262,49 @@ ARK_API void ark_table_clear(ark_table *t, bool run_hook);
  */
 ARK_API ark_status ark_table_reserve(ark_table *t, size_t n);
 
+/*
+ * Create a zeroed row at the end for exactly handle h, and store its row
+ * in *row (may be NULL): a replica mirrors its server's table by creating
+ * each row at the handle the server issued, in any order. The handle
+ * rules are ark_pool_insert_at's (one implementation serves both).
+ * Errors: ARK_ENULL, ARK_EFOREIGN, ARK_ERANGE, ARK_EEXIST, ARK_ESTALE,
+ * ARK_EFULL, ARK_EINVAL, ARK_ENOMEM as ark_pool_insert_at; the table is
+ * unchanged on error (its capacity may have grown).
+ * Complexity: as ark_pool_insert_at, plus O(ncolumns).
+ */
+ARK_API ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row);
+
+/*
+ * Write a snapshot of t to w (format: docs/snapshot.md): handle layout,
+ * column sizes, seal key, the exact state of the handle slots (as
+ * ark_pool_save), the rows in order with their slots, and each column's
+ * bytes for the rows in use (live and marked) as they are. Streams
+ * through a 16 KiB buffer on the stack; the snapshot holds the seal key.
+ * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * ARK_ENOMEM (only after insert_at left dead free-queue entries). t is
+ * never changed.
+ * Complexity: O(slots issued + bytes written).
+ */
+ARK_API ark_status ark_table_save(const ark_table *t, const ark_writer *w);
+
+/*
+ * Create a table from a snapshot read from r; *out is set only on
+ * success. The result is the saved table exactly: the same rows in the
+ * same order with the same bytes, the same live handles, marked rows,
+ * retired slots and free-queue order, so the same operations afterwards
+ * issue the same handles and rows. cfg must have the saved layout and
+ * column sizes; seal key as ark_pool_load (0 takes the saved key).
+ * Exactly the snapshot's bytes are read. Any byte sequence is safe to
+ * load: everything is checked before use, memory grows only as the data
+ * arrives, and the table passes full validation before it is returned.
+ * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
+ * ARK_EINVAL (cfg invalid or different from the snapshot's), ARK_ENOMEM,
+ * the reader's status.
+ * Complexity: O(slots issued + bytes read).
+ */
+ARK_API ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,
+                                  const ark_reader *r);
+
 /* Return h sealed for the wire; see ark_pool_seal, which it matches. */
 ARK_API ark_handle ark_table_seal(const ark_table *t, ark_handle h);
 
