@@ -86,6 +86,26 @@ static inline void ark__copy_small(void *dst, const void *src, size_t n) {
     }
 }
 
+/* The capacity an array of cap elements of esz bytes doubles to (from at
+ * least 64) so that it holds want, in *ncap, and its bytes in *bytes;
+ * false when that overflows. */
+static inline bool ark__grow_cap(uint64_t cap, uint64_t want, size_t esz,
+                                 uint64_t *ncap, size_t *bytes) {
+    uint64_t n = cap < 64 ? 64 : cap;
+    while (n < want) {
+        if (n > UINT64_MAX / 2) {
+            return false;
+        }
+        n *= 2;
+    }
+    if (n > SIZE_MAX / esz) {
+        return false;
+    }
+    *ncap = n;
+    *bytes = (size_t)n * esz;
+    return true;
+}
+
 /* Round n up to a multiple of a (a power of two). */
 static inline size_t ark__round_up(size_t n, size_t a) {
     return (n + a - 1) & ~(a - 1);

@@ -89,13 +89,9 @@ static ark_status grow_ring(ark__slots *s, uint64_t want) {
     if (want <= s->ring_cap) {
         return ARK_OK;
     }
-    uint64_t ncap = s->ring_cap < 64 ? 64 : s->ring_cap;
-    while (ncap < want) {
-        ncap *= 2;
-    }
+    uint64_t ncap;
     size_t bytes;
-    if (ncap > SIZE_MAX ||
-        ark__mul_overflows((size_t)ncap, sizeof *s->ring, &bytes)) {
+    if (!ark__grow_cap(s->ring_cap, want, sizeof *s->ring, &ncap, &bytes)) {
         return ARK_ENOMEM;
     }
     uint32_t *ring = ark__alloc(&s->alloc, bytes, 0);
@@ -511,13 +507,9 @@ static ark_status skip_reserve(ark__slots *s, uint64_t want) {
     if (want <= s->skip_cap) {
         return ARK_OK;
     }
-    uint64_t ncap = s->skip_cap < 64 ? 64 : s->skip_cap;
-    while (ncap < want) {
-        ncap *= 2;
-    }
+    uint64_t ncap;
     size_t bytes;
-    if (ncap > SIZE_MAX ||
-        ark__mul_overflows((size_t)ncap, sizeof *s->skip, &bytes)) {
+    if (!ark__grow_cap(s->skip_cap, want, sizeof *s->skip, &ncap, &bytes)) {
         return ARK_ENOMEM;
     }
     uint32_t *skip = ark__alloc(&s->alloc, bytes, 0);

@@ -99,20 +99,7 @@ static inline void zero_elem(char *dst, size_t sz) {
 
 /* Move one element from src to dst (distinct) and zero src. */
 static inline void move_elem(char *dst, char *src, size_t sz) {
-    switch (sz) {
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 16:
-        memcpy(dst, src, 16);
-        break;
-    default:
-        memcpy(dst, src, sz);
-        break;
-    }
+    ark__copy_small(dst, src, sz);
     zero_elem(src, sz);
 }
 
