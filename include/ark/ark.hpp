@@ -1410,6 +1410,71 @@ template <class T> class refmap {
     status last_ = ARK_OK;
 };
 
+/* ---- autorelease_pool ---------------------------------------------------- */
+
+/*
+ * Deferred releases, drained once per frame (see ref.h): add(p) hands the
+ * pool one reference of p (no count change now), drain() releases them.
+ * The destructor drains. Move-only.
+ */
+class autorelease_pool {
+  public:
+    explicit autorelease_pool(const ark_allocator *a = nullptr) noexcept {
+        last_ = ark_autorelease_pool_create(&p_, a);
+        if (last_ != ARK_OK) {
+            p_ = nullptr;
+        }
+    }
+    autorelease_pool(const autorelease_pool &) = delete;
+    autorelease_pool &operator=(const autorelease_pool &) = delete;
+    autorelease_pool(autorelease_pool &&o) noexcept : p_(o.p_), last_(o.last_) {
+        o.p_ = nullptr;
+    }
+    autorelease_pool &operator=(autorelease_pool &&o) noexcept {
+        if (this != &o) {
+            ark_autorelease_pool_destroy(p_);
+            p_ = o.p_;
+            last_ = o.last_;
+            o.p_ = nullptr;
+        }
+        return *this;
+    }
+    ~autorelease_pool() { ark_autorelease_pool_destroy(p_); }
+
+    bool ok() const noexcept { return p_ != nullptr; }
+    explicit operator bool() const noexcept { return ok(); }
+    status last_status() const noexcept { return last_; }
+
+    /* Hand one reference of p to the pool: ARK_OK, ARK_EINVAL (null),
+     * ARK_ENOMEM (not queued: the caller still owns the reference). */
+    template <class T> status add(T *p) noexcept {
+        assert(p_ != nullptr);
+        return last_ = ark_autorelease(p_, p != nullptr ? detail::as_ref(p)
+                                                        : nullptr);
+    }
+    /* Hand over the reference a ref_ptr owns (it becomes null) on
+     * success; on failure the ref_ptr keeps it. */
+    template <class T> status add(ref_ptr<T> &&r) noexcept {
+        status s = add(r.get());
+        if (s == ARK_OK) {
+            r.detach();
+        }
+        return s;
+    }
+    /* Release every reference held; return how many releases. */
+    size_t drain() noexcept {
+        assert(p_ != nullptr);
+        return ark_autorelease_drain(p_);
+    }
+    size_t size() const noexcept {
+        return p_ != nullptr ? ark_autorelease_pool_count(p_) : 0;
+    }
+
+  private:
+    ark_autorelease_pool *p_ = nullptr;
+    status last_ = ARK_OK;
+};
+
 /* ---- mainq ----------------------------------------------------------------
  */
 
@@ -1481,6 +1546,11 @@ class mainq {
     bool ok() const noexcept { return q_ != nullptr; }
     explicit operator bool() const noexcept { return ok(); }
     status last_status() const noexcept { return last_; }
+
+    /* True when post(F) stores the callable inside the C task's argument
+     * (no allocation); false when it boxes it in one operator new block. */
+    template <class F>
+    static constexpr bool posts_inline = detail::fits_in_arg<std::decay_t<F>>;
 
     /* Queue fn() to run on the main thread; from any thread. ARK_OK or
      * ARK_ENOMEM (not queued). */
