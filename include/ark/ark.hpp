@@ -1,7 +1,7 @@
 /*
  * ark/ark.hpp - the C++17 face of ark: typed, RAII, header-only over the C
- * API of the headers in include/ark/ (which stays the reference for every
- * behaviour not restated here).
+ * API, whose headers stay the reference for every behaviour not restated
+ * here. docs/cpp.md is the guide.
  *
  * What it adds:
  * - ark::handle<T>: a handle that knows what it names. Handles of
@@ -15,8 +15,8 @@
  * - ark::table (typed column pointers), ark::idset, ark::idmap (STL-like
  *   names), ark::ref_ptr<T>, ark::refvec<T> and ark::refmap<T> (Cocos2d-x
  *   Vector / Map counting: adding retains, removing releases, a copy
- *   retains every element, a move changes no count, at() is borrowed) and
- *   ark::mainq (posts any callable).
+ *   retains every element, a move changes no count, at() is borrowed),
+ *   ark::autorelease_pool and ark::mainq (posts any callable).
  *
  * Errors are values. Nothing here throws, and it compiles with
  * -fno-exceptions -fno-rtti. A constructor that can fail (every container
