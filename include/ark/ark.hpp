@@ -119,13 +119,12 @@ struct pool_options {
 
 namespace detail {
 
-/* Under exceptions, the element a throwing constructor left unbuilt: the
- * removal hook must not destroy it. Set only around that one removal, on
- * the thread that made it (the hook runs on the same thread). */
-#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-#define ARK_HPP_EXCEPTIONS 1
+/* The element a throwing constructor left unbuilt while its slot is given
+ * back: the removal hook must not destroy it. Set only around that one
+ * removal, on the thread that makes it (the hook runs on the same
+ * thread). Defined and checked whether or not exceptions are enabled, so
+ * translation units built with and without them agree (one definition). */
 inline thread_local const void *unbuilt_elem = nullptr;
-#endif
 
 /* N readable zero bytes (ark_pool_insert's source in pool::take_slow). */
 template <size_t N> struct zero_block {
@@ -133,12 +132,9 @@ template <size_t N> struct zero_block {
 };
 
 template <class T> void destroy_elem(void *elem, ark_handle, void *) {
-#ifdef ARK_HPP_EXCEPTIONS
-    if (elem == unbuilt_elem) {
-        return;
+    if (elem != unbuilt_elem) {
+        static_cast<T *>(elem)->~T();
     }
-#endif
-    static_cast<T *>(elem)->~T();
 }
 
 } // namespace detail
@@ -267,8 +263,9 @@ template <class T> class pool {
             }
         }
         last_ = ARK_OK;
-#ifdef ARK_HPP_EXCEPTIONS
         if constexpr (!std::is_nothrow_constructible_v<T, Args...>) {
+            /* Without exceptions the guard is dead code the compiler
+             * drops; with them it gives the slot back on a throw. */
             struct unbuild {
                 ark_pool *p;
                 void *m;
@@ -285,7 +282,6 @@ template <class T> class pool {
             guard.m = nullptr;
             return handle_type(h);
         }
-#endif
         ::new (m) T(std::forward<Args>(args)...);
         return handle_type(h);
     }

@@ -736,3 +736,60 @@ TEST(thread_mainq_posts_from_threads) {
     CHECK_EQ(ran, 4000);
     CHECK_EQ(sum, 4000L * 3999 / 2);
 }
+
+/* ---- the small remaining pieces ----------------------------------------- */
+
+TEST(misc_strerror_iterators_autorelease) {
+    CHECK(std::string(ark::strerror(ARK_ESTALE)) == ark_strerror(ARK_ESTALE));
+    CHECK(std::string(ark::strerror(ARK_OK)) == "ok");
+
+    /* Post-increments of the input iterators. */
+    ark::pool<int> p;
+    p.insert(1);
+    p.insert(2);
+    auto it = p.begin();
+    CHECK_EQ(*it, 1);
+    it++;
+    CHECK_EQ(*it, 2);
+    it++;
+    CHECK(it == p.end());
+    ark::idset s;
+    s.insert(5);
+    s.insert(9);
+    auto si = s.begin();
+    auto old = si++;
+    CHECK_EQ(*old, 5);
+    CHECK_EQ(*si, 9);
+    CHECK_EQ(si.position(), 1);
+    ark::idmap m;
+    m.insert(3, 4);
+    auto mi = m.begin();
+    CHECK_EQ((*mi).second, 4);
+    mi++;
+    CHECK(mi == m.end());
+
+    ark::table t({4});
+    CHECK(t.empty());
+    CHECK(t.c_table() != nullptr);
+    t.insert();
+    CHECK(!t.empty());
+
+    /* autorelease_pool: add(T *) hands over one reference; add(nullptr)
+     * is EINVAL; moving the pool moves the references. */
+    g_sprites_destroyed = 0;
+    {
+        ark::autorelease_pool a;
+        CHECK_STATUS(a.add(static_cast<sprite *>(nullptr)), ARK_EINVAL);
+        CHECK_STATUS(a.last_status(), ARK_EINVAL);
+        sprite *raw = ark::make_ref<sprite>(3).detach();
+        CHECK_EQ(rc(raw), 1);
+        CHECK_STATUS(a.add(raw), ARK_OK);
+        CHECK_EQ(rc(raw), 1);
+        ark::autorelease_pool b(std::move(a));
+        CHECK(!a.ok());
+        CHECK_EQ(a.size(), 0);
+        CHECK_EQ(b.size(), 1);
+        CHECK_EQ(g_sprites_destroyed, 0);
+    } /* b's destructor drains */
+    CHECK_EQ(g_sprites_destroyed, 1);
+}
