@@ -5,7 +5,7 @@
  * interleaved: every round runs each workload on both, the order rotating
  * between rounds, so a load change on a shared machine hits both. The
  * report's ratio ark_hpp / c_api is the wrapper's overhead (target: at
- * most 1.03, bench/targets.csv).
+ * most 1.03; the row for bench/targets.csv is in docs/cpp.md).
  *
  * Element, checksums, permutation and sizes are those of bench_pool.c
  * (pool_recipe.h); n is the s000 size of the mode. Workloads, per round:
