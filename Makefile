@@ -4,42 +4,23 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all test test-debug test-asan test-valgrind test-tsan bench bench-quick fuzz format clean
+.PHONY: all test test-debug test-asan test-valgrind test-tsan test-wine bench bench-quick fuzz format clean
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=Release
 	$(CMAKE) --build build/release -j$(JOBS)
 
-# Warnings as errors, then the same suite under ASan+UBSan, then under
-# valgrind memcheck, then the tests named thread_* (ctest label "threads")
-# under TSan. ctest's summary of the last run is the last thing printed.
-test: test-debug test-asan test-valgrind test-tsan
+# scripts/setup-deps.sh installs what is missing (Debian), then
+# scripts/test.sh runs the stages: gcc with warnings as errors, ASan+UBSan
+# (clang), valgrind memcheck, the thread_* cases under TSan, and the
+# mingw-w64 build under wine. Its last line sums them: "N passed, N failed".
+# test-<stage> runs one stage (no set-up).
+test:
+	@scripts/setup-deps.sh
+	@JOBS=$(JOBS) CMAKE=$(CMAKE) CTEST=$(CTEST) scripts/test.sh
 
-test-debug:
-	$(CMAKE) -S . -B build/test -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON
-	$(CMAKE) --build build/test -j$(JOBS)
-	cd build/test && $(CTEST) --output-on-failure -j$(JOBS)
-
-test-asan:
-	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON \
-	    -DARK_SANITIZE=address -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	$(CMAKE) --build build/asan -j$(JOBS)
-	cd build/asan && $(CTEST) --output-on-failure -j$(JOBS)
-
-# gcc build, no sanitizer, every test program under memcheck. The bench
-# smoke runs and the style checks are not memory tests: excluded here.
-test-valgrind:
-	$(CMAKE) -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON \
-	    -DARK_VALGRIND=ON
-	$(CMAKE) --build build/valgrind -j$(JOBS)
-	cd build/valgrind && $(CTEST) --output-on-failure -j$(JOBS) -E '^(bench|style|readme)\.'
-
-# Only what the thread tests need is built (target ark_thread_tests).
-test-tsan:
-	$(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=OFF -DARK_BENCH=OFF \
-	    -DARK_SANITIZE=thread -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-	$(CMAKE) --build build/tsan -j$(JOBS) --target ark_thread_tests
-	cd build/tsan && $(CTEST) --output-on-failure -j$(JOBS) -L threads
+test-debug test-asan test-valgrind test-tsan test-wine:
+	@JOBS=$(JOBS) CMAKE=$(CMAKE) CTEST=$(CTEST) scripts/test.sh $(@:test-%=%)
 
 # Benchmarks write only under build/bench/ (results in build/bench/results/);
 # a run changes no tracked file. bench-doc rewrites the dated

@@ -5,7 +5,9 @@
  *
  * The flat array is the baseline every target is a ratio of: a sorted
  * uint32 vector with a branchless binary search written here, memmove for
- * insert and remove, and one merge-compaction pass for a sorted batch.
+ * insert and remove, and one merge-compaction pass for a sorted batch. Its
+ * set algebra is std::set_intersection, set_union and set_difference
+ * (idset_std.cpp, when a C++ compiler is found).
  */
 #define _GNU_SOURCE /* clock_gettime, posix_memalign, mallinfo2 */
 #include "ark/idset.h"
@@ -101,6 +103,19 @@ static size_t ark_memory(const void *s) {
 static size_t ark_allocs(const void *s) {
     return ((const ark_box *)s)->c.allocs;
 }
+static size_t ark_algebra(int op, void *out, const void *a, const void *b) {
+    ark_idset *o = ((ark_box *)out)->s;
+    const ark_idset *x = ((const ark_box *)a)->s, *y = ((const ark_box *)b)->s;
+    ark_status st = op == IDSET_AND      ? ark_idset_intersect(o, x, y)
+                    : op == IDSET_OR     ? ark_idset_union(o, x, y)
+                    : op == IDSET_ANDNOT ? ark_idset_difference(o, x, y)
+                                         : ARK_OK;
+    if (st != ARK_OK) {
+        abort();
+    }
+    return op == IDSET_AND_COUNT ? ark_idset_intersect_count(x, y)
+                                 : ark_idset_count(o);
+}
 
 static const idset_impl ark_impl = {
     .name = "ark",
@@ -117,6 +132,7 @@ static const idset_impl ark_impl = {
     .sum = ark_sum,
     .memory = ark_memory,
     .allocs = ark_allocs,
+    .algebra = ark_algebra,
 };
 IDSET_KERNELS(ark, ark_impl);
 
@@ -234,6 +250,22 @@ static size_t flat_memory(const void *s) {
     return sizeof(flat) + ((const flat *)s)->cap * sizeof(uint32_t);
 }
 static size_t flat_allocs(const void *s) { return ((const flat *)s)->allocs; }
+#ifdef ARK_BENCH_HAVE_STD
+/* std::set_intersection / set_union / set_difference (idset_std.cpp). */
+size_t ark_bench_std_merge(int op, const uint32_t *a, size_t na,
+                           const uint32_t *b, size_t nb, uint32_t *out);
+/* The flat arrays' set algebra: the STL algorithms into out's buffer
+ * (grown once, outside the measured steady state). */
+static size_t flat_algebra(int op, void *out, const void *a, const void *b) {
+    flat *o = out;
+    const flat *x = a, *y = b;
+    while (o->cap < x->n + y->n) {
+        flat_grow(o);
+    }
+    o->n = ark_bench_std_merge(op, x->v, x->n, y->v, y->n, o->v);
+    return o->n;
+}
+#endif
 
 static const idset_impl flat_impl = {
     .name = "flat",
@@ -250,6 +282,9 @@ static const idset_impl flat_impl = {
     .sum = flat_sum,
     .memory = flat_memory,
     .allocs = flat_allocs,
+#ifdef ARK_BENCH_HAVE_STD
+    .algebra = flat_algebra,
+#endif
 };
 IDSET_KERNELS(flat, flat_impl);
 

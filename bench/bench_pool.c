@@ -1,10 +1,14 @@
 /*
  * bench_pool.c - section `pool`: ark_pool against a plain C array (the
- * floor). The peers (C++, Rust, Go) run the same workloads in their own
- * programs: bench/bench_pool_peers.cpp, bench/rust, bench/go. Every one of
- * them follows the recipe below step by step, so their checksums agree.
+ * floor) and slotarray.h, the generational slot array a C programmer
+ * writes by hand (slot = {element, uint32 generation}, free list threaded
+ * through the holes). The peers (C++, Rust, Go) run the same workloads in
+ * their own programs: bench/bench_pool_peers.cpp, bench/rust, bench/go.
+ * Every one of them follows the recipe below step by step, so their
+ * checksums agree. The handle containers share one implementation of the
+ * recipe, bench/pool_workloads.h.
  *
- * Element: {float x, y, vx, vy}; element number id is
+ * Element: {float x, y, vx, vy} (16 bytes); element number id is
  * {(float)id, (float)(id + 1), 1, -1}. A checksum over elements is the sum
  * (mod 2^64) of the uint32 bit patterns of x, so it does not depend on
  * iteration order. perm(n) is a Fisher-Yates shuffle of 0..n-1 driven by
@@ -12,59 +16,66 @@
  * swap a[i], a[j]. Every workload restarts the PRNG from BENCH_SEED, and
  * every run of a workload does exactly the same operations.
  *
- * Probe order: a workload that visits handles "in random order" first
- * builds, untimed, the key stream K[k] = H[perm[k]] and then times get or
- * remove on K[k] for k = 0, 1, ..., reading K sequentially. Indexing H
- * with perm[k] inside the timed loop would add a random read into the
- * 8-byte-per-handle array H (80 MB at 10M) to every operation: a cache
- * miss that belongs to the benchmark, not to the container, and one the
- * array floor (which reads perm[k] sequentially as its key stream) never
- * pays. The elements visited, and so the checksums, are unchanged.
+ * ark is created the way a user creates it, `{.elem_size = sizeof(elem)}`
+ * (default alignment); ark_align4 also passes elem_align = 4, the
+ * element's real alignment, to show what the slot stride costs.
+ *
+ * Random order: the handles live in an array h (insertion order); picks
+ * is that array in random order (picks[k] = h[perm[k]], built untimed),
+ * and the timed loop is the one a user writes:
+ *     for k: e = get(c, picks[k]); if (e) sum += x(e);
+ * reading picks sequentially inside the timed loop. The array floor reads
+ * its random indices perm[k] the same way.
  *
  * Workloads (rows), smallest first so that the peak RSS printed with each
  * row is that workload's (the peak is reset before each one):
- * - stale (n): insert ids 0..n-1 (handles H), remove H[perm[k]] for
- *   k < n/2 (saved as S[2k+1]), insert ids n+k into H[perm[k]] (saved as
+ * - stale (n): insert ids 0..n-1 (handles h), remove h[perm[k]] for
+ *   k < n/2 (saved as S[2k+1]), insert ids n+k into h[perm[k]] (saved as
  *   S[2k]); then time get(S[j]) for j < n/2*2, reading S sequentially: a
  *   live and a stale handle alternately. Rows stale_get (ns/op, checksum =
  *   x bits of every element returned) and stale_accepted (stale handles
  *   that returned an element; must be 0).
- * - s001 (n): insert ids 0..n-1, then get(K[k]) for every k.
- * - churn (live L, F frames): insert ids 0..L-1 into H (untimed); each
+ * - holes (n): insert ids 0..n-1, remove h[perm[k]] for k < n/10, then
+ *   iterate everything HOLES_REPS times. Row holes_iterate in ns per live
+ *   element. The array holds only the surviving ids (its floor: no holes).
+ * - seq (s001 at n = 1M, s000 at n = 10M): insert ids 0..n-1 without
+ *   reserve; iterate; get(h[i]) in order; get(picks[k]); remove(picks[k])
+ *   for every k. Rows <fam>_insert, _iterate, _get_seq, _get_random,
+ *   _remove_random (ns/op; the remove checksum is the number of elements
+ *   removed) and _memory (peak RSS growth while inserting, bytes per
+ *   element, first run only).
+ * - churn (live L, F frames): insert ids 0..L-1 into h (untimed); each
  *   frame removes m = L/10 handles, for k < m: j = rand % (L - k), remove
- *   H[j], H[j] = H[L-k-1]; then inserts the next m ids into H[L-m+k]; then
+ *   h[j], h[j] = h[L-k-1]; then inserts the next m ids into h[L-m+k]; then
  *   iterates everything. Rows churn_frame and churn_iterate in us/frame,
- *   checksum = sum of the frames' iteration checksums.
- * - s000 (n): insert ids 0..n-1 without reserve; iterate; get(H[i]) in
- *   order; get(K[k]); remove(K[k]) for every k. The remove
- *   checksum is the number of elements removed. s000_memory is the peak
- *   RSS growth while inserting, in bytes per element (first run only).
+ *   churn_remove and churn_insert in ns/op; checksum = sum of the frames'
+ *   iteration checksums.
  *
  * Each workload is repeated 5 times (once in smoke mode) and reports the
  * median, but stops repeating once it has used its time budget (8 s in
  * full mode, 1 s in quick mode) after at least one run, so the slowest
  * peers keep `make bench` within its time limit; min = max means one run.
+ * Compare implementations of one run only, and prefer ROUNDS=3 (bench/
+ * run.sh), which interleaves the implementations' processes.
  *
  * The array has no handles: get takes the index, churn removes position j
  * by swap-and-pop (the same elements the handle containers remove, since
- * they apply the same swap to H), s000's remove takes position
+ * they apply the same swap to h), seq's remove takes position
  * perm[k] % len. It is not run for stale (it cannot tell a stale index).
  */
 #include "pool_recipe.h" /* first: it defines _POSIX_C_SOURCE */
 
 #include "ark/pool.h"
+#include "slotarray.h"
 
-static const char *const impls[] = {"ark", "array"};
-
-/* Touch every page of a buffer so it counts as resident before a memory
- * measurement starts. */
-static void touch(void *p, size_t bytes) { memset(p, 0xff, bytes); }
+static const char *const impls[] = {"ark", "ark_align4", "slotarray", "array"};
+enum { NIMPLS = 4 };
 
 /* ---- ark ---------------------------------------------------------- */
 
-static ark_pool *ark_new(void) {
+static ark_pool *ark_new(size_t elem_align) {
     ark_pool *p;
-    ark_pool_config cfg = {.elem_size = sizeof(elem), .elem_align = 4};
+    ark_pool_config cfg = {.elem_size = sizeof(elem), .elem_align = elem_align};
     if (ark_pool_create(&p, &cfg) != ARK_OK) {
         fprintf(stderr, "bench_pool: ark_pool_create failed\n");
         exit(1);
@@ -86,191 +97,88 @@ static uint64_t ark_sum(const ark_pool *p) {
     uint64_t sum = 0;
     for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
          ark_pool_iter_next(&it)) {
-        sum += xbits(it.elem);
+        sum += xbits((const elem *)it.elem);
     }
     return sum;
 }
 
-static void ark_stale(const bench_args *a, size_t n) {
-    uint32_t *perm = perm_make(n);
-    ark_handle *h = xmalloc(n * sizeof *h);
-    ark_handle *s = xmalloc(n / 2 * 2 * sizeof *s); /* probe sequence */
-    double t[5];
-    uint64_t sum = 0, accepted = 0;
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        ark_pool *p = ark_new();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = ark_put(p, i);
-        }
-        for (size_t k = 0; k < n / 2; k++) {
-            s[2 * k + 1] = h[perm[k]];
-            ark_pool_remove(p, s[2 * k + 1]);
-        }
-        for (size_t k = 0; k < n / 2; k++) {
-            h[perm[k]] = ark_put(p, n + k);
-            s[2 * k] = h[perm[k]];
-        }
-        sum = accepted = 0;
-        uint64_t t0 = bench_now_ns();
-        for (size_t k = 0; k < n / 2; k++) {
-            const elem *e = ark_pool_get(p, s[2 * k]);
-            if (e != NULL) {
-                sum += xbits(e);
-            }
-            e = ark_pool_get(p, s[2 * k + 1]);
-            if (e != NULL) {
-                sum += xbits(e);
-                accepted++;
-            }
-        }
-        t[run] = (double)(bench_now_ns() - t0) / (double)(n / 2 * 2);
-        ark_pool_destroy(p);
-    }
-    stale_rows("ark", n, t, run, sum, accepted);
-    free(s);
-    free(h);
-    free(perm);
+#define PW_C ark_pool
+#define PW_H ark_handle
+#define PW_DEL(c) ark_pool_destroy(c)
+#define PW_PUT(c, id) ark_put(c, id)
+#define PW_GET(c, h) ((const elem *)ark_pool_get(c, h))
+#define PW_REMOVE(c, h) ark_pool_remove(c, h)
+#define PW_COUNT(c) ark_pool_count(c)
+#define PW_SUM(c) ark_sum(c)
+#define PW_RESERVE 0
+
+#define PW_IMPL "ark"
+#define PW_FN(x) ark_##x
+#define PW_NEW(rsv, st) ark_new(0)
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_NEW
+
+#define PW_IMPL "ark_align4"
+#define PW_FN(x) ark4_##x
+#define PW_NEW(rsv, st) ark_new(4)
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_NEW
+
+#undef PW_C
+#undef PW_H
+#undef PW_DEL
+#undef PW_PUT
+#undef PW_GET
+#undef PW_REMOVE
+#undef PW_COUNT
+#undef PW_SUM
+
+/* ---- slotarray: the hand-written generational slot array ----------- */
+
+static slotarray *sa_new(void) {
+    slotarray *a = xmalloc(sizeof *a);
+    sa_init(a);
+    return a;
 }
 
-static void ark_s001(const bench_args *a, size_t n) {
-    uint32_t *perm = perm_make(n);
-    ark_handle *h = xmalloc(n * sizeof *h);
-    ark_handle *keys = xmalloc(n * sizeof *keys);
-    double ti[5], tg[5];
-    uint64_t cnt = 0, sum = 0;
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        ark_pool *p = ark_new();
-        uint64_t t0 = bench_now_ns();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = ark_put(p, i);
-        }
-        uint64_t t1 = bench_now_ns();
-        cnt = ark_pool_count(p);
-        for (size_t k = 0; k < n; k++) {
-            keys[k] = h[perm[k]];
-        }
-        sum = 0;
-        uint64_t t1k = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            const elem *e = ark_pool_get(p, keys[k]);
-            if (e != NULL) {
-                sum += xbits(e);
-            }
-        }
-        uint64_t t2 = bench_now_ns();
-        ti[run] = (double)(t1 - t0) / (double)n;
-        tg[run] = (double)(t2 - t1k) / (double)n;
-        ark_pool_destroy(p);
-    }
-    bench_row("pool", "s001_insert", n, "ark", ti, run, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, "ark", tg, run, "ns/op", sum);
-    free(keys);
-    free(h);
-    free(perm);
+static void sa_del(slotarray *a) {
+    sa_free(a);
+    free(a);
 }
 
-static void ark_churn(const bench_args *a, size_t live) {
-    ark_handle *h = xmalloc(live * sizeof *h);
-    double tf[5], tit[5];
-    uint64_t check = 0;
-    size_t m = live / 10;
-    int frames = sizes_for(a->mode).frames, run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        uint64_t st = BENCH_SEED, next = live;
-        ark_pool *p = ark_new();
-        for (size_t i = 0; i < live; i++) {
-            h[i] = ark_put(p, i);
-        }
-        uint64_t frame_ns = 0, iter_ns = 0;
-        check = 0;
-        for (int f = 0; f < frames; f++) {
-            uint64_t t0 = bench_now_ns();
-            for (size_t k = 0; k < m; k++) {
-                size_t j = (size_t)(bench_rand(&st) % (live - k));
-                ark_pool_remove(p, h[j]);
-                h[j] = h[live - k - 1];
-            }
-            for (size_t k = 0; k < m; k++) {
-                h[live - m + k] = ark_put(p, next++);
-            }
-            uint64_t t1 = bench_now_ns();
-            check += ark_sum(p);
-            uint64_t t2 = bench_now_ns();
-            frame_ns += t2 - t0;
-            iter_ns += t2 - t1;
-        }
-        tf[run] = (double)frame_ns / frames / 1000.0;
-        tit[run] = (double)iter_ns / frames / 1000.0;
-        ark_pool_destroy(p);
-    }
-    churn_rows("ark", live, tf, tit, run, check);
-    free(h);
+static sa_handle sa_put(slotarray *a, uint64_t id) {
+    elem e = elem_make(id);
+    return sa_insert(a, &e);
 }
 
-static void ark_s000(const bench_args *a, size_t n) {
-    uint32_t *perm = perm_make(n);
-    ark_handle *h = xmalloc(n * sizeof *h);
-    ark_handle *keys = xmalloc(n * sizeof *keys);
-    touch(h, n * sizeof *h);
-    touch(keys, n * sizeof *keys);
-    double t[5][5], mem = 0;
-    uint64_t c[5] = {0}, b[5], e[5];
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        long base = run == 0 ? mem_begin() : 0;
-        ark_pool *p = ark_new();
-        b[0] = bench_now_ns();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = ark_put(p, i);
+/* The loop a user writes over the slots. */
+static uint64_t sa_sum(const slotarray *a) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < a->len; i++) {
+        if (a->slots[i].gen & 1) {
+            sum += xbits(&a->slots[i].u.v);
         }
-        e[0] = bench_now_ns();
-        if (run == 0) {
-            mem = mem_end(base, n);
-        }
-        b[1] = bench_now_ns();
-        c[0] = ark_pool_count(p);
-        c[1] = ark_sum(p);
-        e[1] = b[2] = bench_now_ns();
-        c[2] = 0;
-        for (size_t i = 0; i < n; i++) {
-            const elem *x = ark_pool_get(p, h[i]);
-            if (x != NULL) {
-                c[2] += xbits(x);
-            }
-        }
-        e[2] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            keys[k] = h[perm[k]];
-        }
-        c[3] = 0;
-        b[3] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            const elem *x = ark_pool_get(p, keys[k]);
-            if (x != NULL) {
-                c[3] += xbits(x);
-            }
-        }
-        e[3] = b[4] = bench_now_ns();
-        size_t before = ark_pool_count(p);
-        for (size_t k = 0; k < n; k++) {
-            ark_pool_remove(p, keys[k]);
-        }
-        e[4] = bench_now_ns();
-        c[4] = before - ark_pool_count(p);
-        s000_store(t, run, b, e, n);
-        ark_pool_destroy(p);
     }
-    s000_rows("ark", n, t, run, c, mem);
-    free(keys);
-    free(h);
-    free(perm);
+    return sum;
 }
+
+#define PW_IMPL "slotarray"
+#define PW_FN(x) sa_##x
+#define PW_C slotarray
+#define PW_H sa_handle
+#define PW_NEW(rsv, st) sa_new()
+#define PW_DEL(c) sa_del(c)
+#define PW_PUT(c, id) sa_put(c, id)
+#define PW_GET(c, h) ((const elem *)sa_get(c, h))
+#define PW_REMOVE(c, h) sa_remove(c, h)
+#define PW_COUNT(c) sa_count(c)
+#define PW_SUM(c) sa_sum(c)
+#define PW_RESERVE 0
+#include "pool_workloads.h"
 
 /* ---- array: push with doubling growth, index access, swap-and-pop ---- */
 
@@ -303,36 +211,43 @@ static uint64_t array_sum(const array *a) {
     return sum;
 }
 
-static void array_s001(const bench_args *args, size_t n) {
+/* holes: the array holds only the ids the handle containers keep. */
+static void array_holes(const bench_args *args, size_t n) {
     uint32_t *perm = perm_make(n);
-    double ti[5], tg[5];
-    uint64_t cnt = 0, sum = 0;
+    unsigned char *gone = calloc(n, 1);
+    if (gone == NULL) {
+        exit(1);
+    }
+    size_t m = n / 10, live = n - m;
+    for (size_t k = 0; k < m; k++) {
+        gone[perm[k]] = 1;
+    }
+    double t[5];
+    uint64_t sum = 0;
     int run;
     uint64_t start = bench_now_ns();
     for (run = 0; more_runs(args, run, start); run++) {
         array a = {NULL, 0, 0};
-        uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++) {
-            array_push(&a, i);
+            if (!gone[i]) {
+                array_push(&a, i);
+            }
         }
-        uint64_t t1 = bench_now_ns();
-        cnt = a.len;
         sum = 0;
-        for (size_t k = 0; k < n; k++) {
-            sum += xbits(&a.v[perm[k]]);
+        uint64_t t0 = bench_now_ns();
+        for (int r = 0; r < HOLES_REPS; r++) {
+            sum += array_sum(&a);
         }
-        uint64_t t2 = bench_now_ns();
-        ti[run] = (double)(t1 - t0) / (double)n;
-        tg[run] = (double)(t2 - t1) / (double)n;
+        t[run] = (double)(bench_now_ns() - t0) / ((double)live * HOLES_REPS);
         free(a.v);
     }
-    bench_row("pool", "s001_insert", n, "array", ti, run, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, "array", tg, run, "ns/op", sum);
+    bench_row("pool", "holes_iterate", n, "array", t, run, "ns/elem", sum);
+    free(gone);
     free(perm);
 }
 
 static void array_churn(const bench_args *args, size_t live) {
-    double tf[5], tit[5];
+    double tf[5], tit[5], trm[5], tin[5];
     uint64_t check = 0;
     size_t m = live / 10;
     int frames = sizes_for(args->mode).frames, run;
@@ -343,13 +258,14 @@ static void array_churn(const bench_args *args, size_t live) {
         for (size_t i = 0; i < live; i++) {
             array_push(&a, i);
         }
-        uint64_t frame_ns = 0, iter_ns = 0;
+        uint64_t frame_ns = 0, iter_ns = 0, rm_ns = 0, in_ns = 0;
         check = 0;
         for (int f = 0; f < frames; f++) {
             uint64_t t0 = bench_now_ns();
             for (size_t k = 0; k < m; k++) {
                 array_swap_pop(&a, (size_t)(bench_rand(&st) % (live - k)));
             }
+            uint64_t tr = bench_now_ns();
             for (size_t k = 0; k < m; k++) {
                 array_push(&a, next++);
             }
@@ -358,18 +274,22 @@ static void array_churn(const bench_args *args, size_t live) {
             uint64_t t2 = bench_now_ns();
             frame_ns += t2 - t0;
             iter_ns += t2 - t1;
+            rm_ns += tr - t0;
+            in_ns += t1 - tr;
         }
         tf[run] = (double)frame_ns / frames / 1000.0;
         tit[run] = (double)iter_ns / frames / 1000.0;
+        trm[run] = (double)rm_ns / ((double)frames * (double)m);
+        tin[run] = (double)in_ns / ((double)frames * (double)m);
         free(a.v);
     }
-    churn_rows("array", live, tf, tit, run, check);
+    churn_rows("array", live, tf, tit, trm, tin, run, check);
 }
 
-static void array_s000(const bench_args *args, size_t n) {
+static void array_seq(const bench_args *args, const char *fam, size_t n) {
     uint32_t *perm = perm_make(n);
-    double t[5][5], mem = 0;
-    uint64_t c[5] = {0}, b[5], e[5];
+    double t[SEQ_ROWS][5], mem = 0;
+    uint64_t c[SEQ_ROWS] = {0}, b[SEQ_ROWS], e[SEQ_ROWS];
     int run;
     uint64_t start = bench_now_ns();
     for (run = 0; more_runs(args, run, start); run++) {
@@ -403,35 +323,65 @@ static void array_s000(const bench_args *args, size_t n) {
         }
         e[4] = bench_now_ns();
         c[4] = before - a.len;
-        s000_store(t, run, b, e, n);
+        seq_store(t, run, b, e, n);
         free(a.v);
     }
-    s000_rows("array", n, t, run, c, mem);
+    seq_rows("array", fam, n, t, run, c, mem);
     free(perm);
 }
 
+/* The workloads of every implementation, for workload-major runs. */
+typedef struct impl_fns {
+    void (*stale)(const bench_args *, size_t);
+    void (*holes)(const bench_args *, size_t);
+    void (*seq)(const bench_args *, const char *, size_t);
+    void (*churn)(const bench_args *, size_t);
+} impl_fns;
+
+static const impl_fns fns[NIMPLS] = {
+    {ark_stale, ark_holes, ark_seq, ark_churn},
+    {ark4_stale, ark4_holes, ark4_seq, ark4_churn},
+    {sa_stale, sa_holes, sa_seq, sa_churn},
+    {NULL, array_holes, array_seq, array_churn}, /* no stale: no handles */
+};
+
+/* Workload-major: every selected implementation runs one workload before
+ * any runs the next, in an order that rotates per workload, so the
+ * implementations of one cell run seconds apart, not minutes (run
+ * without --impl for side-by-side figures; bench/run.sh runs one process
+ * per implementation for their peak RSS). */
 int main(int argc, char **argv) {
-    bench_args args = bench_parse(argc, argv, impls, 2);
+    bench_args args = bench_parse(argc, argv, impls, NIMPLS);
     sizes s = sizes_for(args.mode);
-    if (bench_selected(&args, "ark")) {
-        peak_reset();
-        ark_stale(&args, s.stale);
-        peak_reset();
-        ark_s001(&args, s.s001);
-        for (int k = 0; k < 2; k++) {
+    for (int w = 0; w < 6; w++) {
+        for (int j = 0; j < NIMPLS; j++) {
+            int k = (w + j) % NIMPLS;
+            const impl_fns *f = &fns[k];
+            if (!bench_selected(&args, impls[k])) {
+                continue;
+            }
             peak_reset();
-            ark_churn(&args, s.churn[k]);
+            switch (w) {
+            case 0:
+                if (f->stale != NULL) {
+                    f->stale(&args, s.stale);
+                }
+                break;
+            case 1:
+                f->holes(&args, s.holes);
+                break;
+            case 2:
+                f->seq(&args, "s001", s.s001);
+                break;
+            case 3:
+            case 4:
+                f->churn(&args, s.churn[w - 3]);
+                break;
+            default:
+                f->seq(&args, "s000", s.s000);
+                break;
+            }
         }
-        ark_s000(&args, s.s000);
-    }
-    if (bench_selected(&args, "array")) {
-        peak_reset();
-        array_s001(&args, s.s001);
-        for (int k = 0; k < 2; k++) {
-            peak_reset();
-            array_churn(&args, s.churn[k]);
-        }
-        array_s000(&args, s.s000);
     }
     return 0;
 }

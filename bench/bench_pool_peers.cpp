@@ -1,7 +1,8 @@
 /*
  * bench_pool_peers.cpp - section `pool`, C++ peers of ark_pool: the same
  * workloads, PRNG, seed and operation order as bench_pool.c (read its
- * header comment for the recipe), so the checksums agree.
+ * header comment for the recipe; the code is bench/pool_workloads.h,
+ * shared with bench_pool.c), so the checksums agree.
  *
  * Implementations (each only when its Debian package was found):
  *   unordered_map          std::unordered_map<uint64_t, elem>, key = id
@@ -82,215 +83,68 @@ struct colony_adapter {
 };
 #endif
 
-template <class C> C make_container(size_t reserve, bool stale) {
-    (void)stale;
-    return C(reserve);
-}
+/* ---- workloads: bench/pool_workloads.h, once per container type ---- */
 
-#ifdef ARK_BENCH_HAVE_COLONY
-template <>
-colony_adapter make_container<colony_adapter>(size_t reserve, bool stale) {
-    return colony_adapter(reserve, stale);
-}
-#endif
-
-/* ---- workloads, step for step as in bench_pool.c ---- */
-
-/* perm(n) as a vector (pool_recipe.h's perm_make returns malloc'd memory). */
-std::vector<uint32_t> perm_vec(size_t n) {
-    uint32_t *p = perm_make(n);
-    std::vector<uint32_t> v(p, p + n);
-    free(p);
-    return v;
-}
-
-template <class C>
-void stale(const bench_args *a, const char *impl, size_t n, bool rsv) {
-    std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n), s(n / 2 * 2); /* s: probe order */
-    double t[5];
-    uint64_t sum = 0, accepted = 0;
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        C *c = new C(make_container<C>(rsv ? n : 0, true));
-        for (size_t i = 0; i < n; i++) {
-            h[i] = c->insert(i);
-        }
-        for (size_t k = 0; k < n / 2; k++) {
-            s[2 * k + 1] = h[perm[k]];
-            c->remove(s[2 * k + 1]);
-        }
-        for (size_t k = 0; k < n / 2; k++) {
-            h[perm[k]] = c->insert(n + k);
-            s[2 * k] = h[perm[k]];
-        }
-        sum = accepted = 0;
-        uint64_t t0 = bench_now_ns();
-        for (size_t k = 0; k < n / 2; k++) {
-            const elem *e = c->get(s[2 * k]);
-            if (e != nullptr) {
-                sum += xbits(e);
-            }
-            e = c->get(s[2 * k + 1]);
-            if (e != nullptr) {
-                sum += xbits(e);
-                accepted++;
-            }
-        }
-        t[run] = (double)(bench_now_ns() - t0) / (double)(n / 2 * 2);
-        delete c;
-    }
-    stale_rows(impl, n, t, run, sum, accepted);
-}
-
-template <class C>
-void s001(const bench_args *a, const char *impl, size_t n, bool rsv) {
-    std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n), keys(n);
-    double ti[5], tg[5];
-    uint64_t cnt = 0, sum = 0;
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        C *c = new C(make_container<C>(rsv ? n : 0, false));
-        uint64_t t0 = bench_now_ns();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = c->insert(i);
-        }
-        uint64_t t1 = bench_now_ns();
-        cnt = c->count();
-        for (size_t k = 0; k < n; k++) {
-            keys[k] = h[perm[k]];
-        }
-        sum = 0;
-        uint64_t t1k = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            const elem *e = c->get(keys[k]);
-            if (e != nullptr) {
-                sum += xbits(e);
-            }
-        }
-        uint64_t t2 = bench_now_ns();
-        ti[run] = (double)(t1 - t0) / (double)n;
-        tg[run] = (double)(t2 - t1k) / (double)n;
-        delete c;
-    }
-    bench_row("pool", "s001_insert", n, impl, ti, run, "ns/op", cnt);
-    bench_row("pool", "s001_get_random", n, impl, tg, run, "ns/op", sum);
-}
-
-template <class C>
-void churn(const bench_args *a, const char *impl, size_t live, bool rsv) {
-    std::vector<typename C::handle> h(live);
-    double tf[5], tit[5];
-    uint64_t check = 0;
-    size_t m = live / 10;
-    int frames = sizes_for(a->mode).frames, run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        uint64_t st = BENCH_SEED, next = live;
-        C *c = new C(make_container<C>(rsv ? live : 0, false));
-        for (size_t i = 0; i < live; i++) {
-            h[i] = c->insert(i);
-        }
-        uint64_t frame_ns = 0, iter_ns = 0;
-        check = 0;
-        for (int f = 0; f < frames; f++) {
-            uint64_t t0 = bench_now_ns();
-            for (size_t k = 0; k < m; k++) {
-                size_t j = (size_t)(bench_rand(&st) % (live - k));
-                c->remove(h[j]);
-                h[j] = h[live - k - 1];
-            }
-            for (size_t k = 0; k < m; k++) {
-                h[live - m + k] = c->insert(next++);
-            }
-            uint64_t t1 = bench_now_ns();
-            check += c->sum();
-            uint64_t t2 = bench_now_ns();
-            frame_ns += t2 - t0;
-            iter_ns += t2 - t1;
-        }
-        tf[run] = (double)frame_ns / frames / 1000.0;
-        tit[run] = (double)iter_ns / frames / 1000.0;
-        delete c;
-    }
-    churn_rows(impl, live, tf, tit, run, check);
-}
-
-template <class C>
-void s000(const bench_args *a, const char *impl, size_t n, bool rsv) {
-    std::vector<uint32_t> perm = perm_vec(n);
-    std::vector<typename C::handle> h(n), keys(n);
-    double t[5][5], mem = 0;
-    uint64_t c5[5] = {0, 0, 0, 0, 0}, b[5], e[5];
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; more_runs(a, run, start); run++) {
-        long base = run == 0 ? mem_begin() : 0;
-        C *c = new C(make_container<C>(rsv ? n : 0, false));
-        b[0] = bench_now_ns();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = c->insert(i);
-        }
-        e[0] = bench_now_ns();
-        if (run == 0) {
-            mem = mem_end(base, n);
-        }
-        b[1] = bench_now_ns();
-        c5[0] = c->count();
-        c5[1] = c->sum();
-        e[1] = b[2] = bench_now_ns();
-        c5[2] = 0;
-        for (size_t i = 0; i < n; i++) {
-            const elem *x = c->get(h[i]);
-            if (x != nullptr) {
-                c5[2] += xbits(x);
-            }
-        }
-        e[2] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            keys[k] = h[perm[k]];
-        }
-        c5[3] = 0;
-        b[3] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            const elem *x = c->get(keys[k]);
-            if (x != nullptr) {
-                c5[3] += xbits(x);
-            }
-        }
-        e[3] = b[4] = bench_now_ns();
-        size_t before = c->count();
-        for (size_t k = 0; k < n; k++) {
-            c->remove(keys[k]);
-        }
-        e[4] = bench_now_ns();
-        c5[4] = before - c->count();
-        s000_store(t, run, b, e, n);
-        delete c;
-    }
-    s000_rows(impl, n, t, run, c5, mem);
-}
-
-template <class C>
-void run_all(const bench_args *a, const char *impl, bool rsv) {
-    sizes s = sizes_for(a->mode);
-    peak_reset();
-    stale<C>(a, impl, s.stale, rsv);
-    peak_reset();
-    s001<C>(a, impl, s.s001, rsv);
-    for (int k = 0; k < 2; k++) {
-        peak_reset();
-        churn<C>(a, impl, s.churn[k], rsv);
-    }
-    s000<C>(a, impl, s.s000, rsv);
-}
+#define PW_DEL(c) delete (c)
+#define PW_PUT(c, id) (c)->insert(id)
+#define PW_GET(c, h) (c)->get(h)
+#define PW_REMOVE(c, h) (c)->remove(h)
+#define PW_COUNT(c) (c)->count()
+#define PW_SUM(c) (c)->sum()
 
 using umap = map_adapter<std::unordered_map<uint64_t, elem>>;
 #ifdef ARK_BENCH_HAVE_ABSL
 using amap = map_adapter<absl::flat_hash_map<uint64_t, elem>>;
+#endif
+
+#define PW_H umap::handle
+#define PW_C umap
+#define PW_NEW(rsv, st) new umap(rsv)
+#define PW_IMPL "unordered_map"
+#define PW_FN(x) um_##x
+#define PW_RESERVE 0
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_RESERVE
+#define PW_IMPL "unordered_map_reserve"
+#define PW_FN(x) umr_##x
+#define PW_RESERVE 1
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_RESERVE
+#undef PW_C
+#undef PW_H
+#undef PW_NEW
+#define PW_RESERVE 0
+
+#ifdef ARK_BENCH_HAVE_ABSL
+#define PW_H amap::handle
+#define PW_C amap
+#define PW_NEW(rsv, st) new amap(rsv)
+#define PW_IMPL "absl_flat_hash_map"
+#define PW_FN(x) absl_##x
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_C
+#undef PW_H
+#undef PW_NEW
+#endif
+
+#ifdef ARK_BENCH_HAVE_COLONY
+#define PW_H colony_adapter::handle
+#define PW_C colony_adapter
+#define PW_NEW(rsv, st) new colony_adapter(rsv, st)
+#define PW_IMPL "plf_colony"
+#define PW_FN(x) colony_##x
+#include "pool_workloads.h"
+#undef PW_IMPL
+#undef PW_FN
+#undef PW_C
+#undef PW_H
+#undef PW_NEW
 #endif
 
 const char *const impls[] = {
@@ -310,19 +164,19 @@ int main(int argc, char **argv) {
     int nimpls = (int)(sizeof impls / sizeof impls[0]);
     bench_args args = bench_parse(argc, argv, impls, nimpls);
     if (bench_selected(&args, "unordered_map")) {
-        run_all<umap>(&args, "unordered_map", false);
+        um_run_all(&args);
     }
     if (bench_selected(&args, "unordered_map_reserve")) {
-        run_all<umap>(&args, "unordered_map_reserve", true);
+        umr_run_all(&args);
     }
 #ifdef ARK_BENCH_HAVE_ABSL
     if (bench_selected(&args, "absl_flat_hash_map")) {
-        run_all<amap>(&args, "absl_flat_hash_map", false);
+        absl_run_all(&args);
     }
 #endif
 #ifdef ARK_BENCH_HAVE_COLONY
     if (bench_selected(&args, "plf_colony")) {
-        run_all<colony_adapter>(&args, "plf_colony", false);
+        colony_run_all(&args);
     }
 #endif
     return 0;

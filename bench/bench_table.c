@@ -3,7 +3,20 @@
  * an array of structs, on rows of {x, y, vx, vy} floats.
  *
  * Workloads (section "table"):
- *   update    x += vx * dt; y += vy * dt over every row, ns per row
+ *   update    x += vx * dt; y += vy * dt over every row, ns per row: one
+ *             noinline function, update_soa(x, y, vx, vy, n), called on
+ *             the table's 4 columns and on 4 aligned_alloc(64) arrays
+ *             (plain_arrays) holding the same values, plus aos's own loop,
+ *             in ONE process, interleaved: UPDATE_TURNS turns, each
+ *             running UPDATE_FRAMES frames of every implementation (the
+ *             order rotates per turn); each row is the median of the
+ *             turns (min, max beside it). Sizes 1M, 4M and 10M rows (full
+ *             mode). The three update rows come from the process that
+ *             runs ark_table (run.sh --impl ark_table); the plain_arrays
+ *             and aos processes skip update, so their peak RSS is not
+ *             comparable on update rows. update_paired (unit "ratio") is
+ *             the median over the turns of table / plain_arrays within
+ *             one turn.
  *   insert    insert N rows into an empty container, ns per insert
  *   remove10  remove 10% of N rows by id/handle in random order (swap and
  *             pop), ns per remove
@@ -99,14 +112,15 @@ static void table_fill(ark_table *t, size_t n, ark_handle *hs) {
     }
 }
 
-/* The per-frame loop, shared by the table and the plain arrays. gcc -O2
+/* The per-frame loop, shared by the table and the plain arrays: one
+ * out-of-line copy, so both run exactly the same machine code. gcc -O2
  * (very-cheap cost model) vectorizes it only without runtime alias checks
  * and without a scalar epilogue: hence restrict-qualified parameters
  * (restrict on block-scope locals loaded from the table is not enough for
  * gcc 12) and a trip count the compiler can see is a multiple of 8. */
-static void update_soa(float *restrict x, float *restrict y,
-                       const float *restrict vx, const float *restrict vy,
-                       size_t n) {
+__attribute__((noinline)) static void
+update_soa(float *restrict x, float *restrict y, const float *restrict vx,
+           const float *restrict vy, size_t n) {
     n &= ~(size_t)7;
     for (size_t i = 0; i < n; i++) {
         x[i] += vx[i] * dt;
@@ -119,14 +133,14 @@ static void update_soa(float *restrict x, float *restrict y,
 static void table_update(ark_table *t) {
     update_soa(ark_table_column(t, 0), ark_table_column(t, 1),
                ark_table_column(t, 2), ark_table_column(t, 3),
-               (ark_table_count(t) + 7) & ~(size_t)7);
+               (ark_table_rows(t) + 7) & ~(size_t)7);
 }
 
 static uint64_t table_sum(const ark_table *t) {
     const float *x = ark_table_column(t, 0);
     const float *y = ark_table_column(t, 1);
     uint64_t s = 0;
-    for (size_t i = 0; i < ark_table_count(t); i++) {
+    for (size_t i = 0; i < ark_table_rows(t); i++) {
         s += fbits(x[i]) * 3u + fbits(y[i]);
     }
     return s;
@@ -238,40 +252,97 @@ static uint64_t plain_sum(const plain *p, bool aos) {
 
 /* ---- workloads ----------------------------------------------------- */
 
-static void run_update(const bench_args *a, const char *impl, size_t n) {
-    int frames = n >= 10000000 ? 4 : 20;
-    double v[5];
-    uint64_t check = 0;
+/* Turns and frames per turn of the interleaved update workload. */
+enum { UPDATE_TURNS = 15, UPDATE_FRAMES = 4 };
+
+/* 4 aligned_alloc(64) arrays filled with the table's values: what a C
+ * programmer allocates for the same loop. */
+static float *aligned_column(size_t n) {
+    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    float *p = aligned_alloc(64, bytes);
+    if (p == NULL) {
+        exit(1);
+    }
+    return p;
+}
+
+static void run_update(const bench_args *a, size_t n) {
+    bool sel[NIMPLS];
+    for (int k = 0; k < NIMPLS; k++) {
+        sel[k] = bench_selected(a, impls[k]);
+    }
+    /* The update rows come from the ark_table process (see the header). */
+    if (a->impl != NULL && strcmp(a->impl, "ark_table") == 0) {
+        sel[1] = sel[2] = true;
+    } else if (a->impl != NULL) {
+        return;
+    }
     ark_handle *hs = xmalloc(n * sizeof *hs);
-    ark_table *t = NULL;
+    ark_table *t = table_make();
+    table_fill(t, n, hs);
+    float *col[4];
+    for (int k = 0; k < 4; k++) {
+        col[k] = aligned_column(n);
+    }
+    uint64_t state = BENCH_SEED;
+    for (size_t i = 0; i < n; i++) {
+        body b = initial(&state);
+        col[0][i] = b.x;
+        col[1][i] = b.y;
+        col[2][i] = b.vx;
+        col[3][i] = b.vy;
+    }
     plain p = {0};
-    int which = strcmp(impl, "ark_table") == 0 ? 0
-                : strcmp(impl, "aos") == 0     ? 2
-                                               : 1;
-    if (which == 0) {
-        t = table_make();
-        table_fill(t, n, hs);
-    } else {
-        plain_fill(&p, n, which == 2);
-    }
-    for (int run = 0; run < a->runs; run++) {
-        uint64_t t0 = bench_now_ns();
-        for (int f = 0; f < frames; f++) {
-            if (which == 0) {
-                table_update(t);
-            } else if (which == 1) {
-                /* The floor; every n is a multiple of 8. */
-                update_soa(p.x, p.y, p.vx, p.vy, p.count);
-            } else {
-                aos_update(p.aos, p.count);
+    plain_fill(&p, n, true);
+    int turns = a->mode == BENCH_SMOKE ? 1 : UPDATE_TURNS;
+    double v[NIMPLS][UPDATE_TURNS];
+    for (int turn = 0; turn < turns; turn++) {
+        for (int j = 0; j < NIMPLS; j++) {
+            int k = (turn + j) % NIMPLS;
+            if (!sel[k]) {
+                continue;
             }
-            bench_keep(
-                (uint64_t)(uintptr_t)(which == 0 ? (void *)t : (void *)p.x));
+            uint64_t t0 = bench_now_ns();
+            for (int f = 0; f < UPDATE_FRAMES; f++) {
+                if (k == 0) {
+                    table_update(t);
+                } else if (k == 1) {
+                    update_soa(col[0], col[1], col[2], col[3], n);
+                } else {
+                    aos_update(p.aos, p.count);
+                }
+                bench_keep((uint64_t)(uintptr_t)col[0]);
+            }
+            v[k][turn] =
+                (double)(bench_now_ns() - t0) / ((double)UPDATE_FRAMES * n);
         }
-        v[run] = (double)(bench_now_ns() - t0) / ((double)frames * n);
     }
-    check = which == 0 ? table_sum(t) : plain_sum(&p, which == 2);
-    bench_row("table", "update", n, impl, v, a->runs, "ns/row", check);
+    uint64_t check[NIMPLS] = {table_sum(t), 0, plain_sum(&p, true)};
+    for (size_t i = 0; i < n; i++) {
+        check[1] += fbits(col[0][i]) * 3u + fbits(col[1][i]);
+    }
+    /* The paired ratio: table / plain arrays within each turn (the two
+     * ran moments apart), median over the turns; steadier than the ratio
+     * of the two medians when the machine's load drifts. */
+    double paired[UPDATE_TURNS];
+    if (sel[0] && sel[1]) {
+        for (int turn = 0; turn < turns; turn++) {
+            paired[turn] = v[0][turn] / v[1][turn];
+        }
+    }
+    for (int k = 0; k < NIMPLS; k++) {
+        if (sel[k]) {
+            bench_row("table", "update", n, impls[k], v[k], turns, "ns/row",
+                      check[k]);
+        }
+    }
+    if (sel[0] && sel[1]) {
+        bench_row("table", "update_paired", n, "ark_table", paired, turns,
+                  "ratio", check[0]);
+    }
+    for (int k = 0; k < 4; k++) {
+        free(col[k]);
+    }
     ark_table_destroy(t);
     plain_free(&p);
     free(hs);
@@ -399,19 +470,23 @@ int main(int argc, char **argv) {
     } else if (a.mode == BENCH_QUICK) {
         nsizes = 1;
     }
+    /* update at 1M, 4M and 10M rows in full mode. */
+    size_t usizes[3] = {sizes[0], 4000000, 10000000};
+    int nusizes = a.mode == BENCH_FULL ? 3 : 1;
+    for (int s = 0; s < nusizes; s++) {
+        run_update(&a, usizes[s]);
+    }
     for (int s = 0; s < nsizes; s++) {
         size_t n = sizes[s];
         uint32_t *perm = permutation(n);
         /* Workload-major, so the implementations of one cell run close
          * together in time on a noisy machine. */
-        for (int w = 0; w < 4; w++) {
+        for (int w = 1; w < 4; w++) {
             for (int k = 0; k < NIMPLS; k++) {
                 if (!bench_selected(&a, impls[k])) {
                     continue;
                 }
-                if (w == 0) {
-                    run_update(&a, impls[k], n);
-                } else if (w == 1) {
+                if (w == 1) {
                     run_insert(&a, impls[k], n);
                 } else if (w == 2) {
                     run_remove10(&a, impls[k], n, perm);

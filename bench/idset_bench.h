@@ -32,11 +32,16 @@ typedef struct idset_impl {
     size_t (*memory)(const void *s); /* bytes held; 0 = use mallinfo2 */
     size_t (*allocs)(const void *s); /* allocator calls so far, or 0 */
     void (*shrink)(void *s); /* called before a heap-delta measurement */
-    size_t at_limit;         /* largest n for positional workloads; 0 = any */
-    size_t at_limit_sparse;  /* the same on D3 (every id its own block) */
+    /* B11: out = a op b (IDSET_AND, IDSET_OR, IDSET_ANDNOT) or just its
+     * size (IDSET_AND_COUNT); returns the result's size. out comes from
+     * create and its old contents are replaced. NULL = not offered. */
+    size_t (*algebra)(int op, void *out, const void *a, const void *b);
+    size_t at_limit;        /* largest n for positional workloads; 0 = any */
+    size_t at_limit_sparse; /* the same on D3 (every id its own block) */
 } idset_impl;
 
 typedef enum idset_dist { DIST_D1, DIST_D3, DIST_D5 } idset_dist;
+enum { IDSET_AND, IDSET_OR, IDSET_ANDNOT, IDSET_AND_COUNT };
 static const char *const idset_dist_names[] = {"D1", "D3", "D5"};
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -262,6 +267,11 @@ typedef struct cell {
     size_t frames, fk[3]; /* B7: frames; k = n/100, n/1000, n/10 */
     uint32_t *frem[3], *fadd[3];
     int nfk;
+    /* B11 (D1 cells): two sets drawn from [1000, 1000 + 2n), each id with
+     * probability 1/2 (so about n ids each, half of them shared), and a
+     * small one (probability 1/2000) for the galloping case. */
+    uint32_t *alg[3];
+    size_t nalg[3];
     int runs;
     bench_mode mode;
 } cell;
@@ -340,6 +350,18 @@ static void cell_init(cell *c, idset_dist d, size_t n, bench_mode mode,
             c->rpos[b * 64 + i] = (uint32_t)(bench_rand(&rng) % (n - 64));
         }
     }
+    if (d == DIST_D1) {
+        unsigned odds[3] = {2, 2, 2000};
+        for (int k = 0; k < 3; k++) {
+            c->alg[k] = malloc(2 * n * sizeof(uint32_t));
+            c->nalg[k] = 0;
+            for (size_t i = 0; i < 2 * n; i++) {
+                if (bench_rand(&rng) % odds[k] == 0) {
+                    c->alg[k][c->nalg[k]++] = 1000 + (uint32_t)i;
+                }
+            }
+        }
+    }
     c->frames = mode == BENCH_SMOKE ? 2 : 10;
     c->nfk = mode == BENCH_FULL ? 3 : 1;
     size_t ks[3] = {n / 100, n / 1000, n / 10};
@@ -358,6 +380,9 @@ static void cell_free(cell *c) {
     for (int f = 0; f < c->nfk; f++) {
         free(c->frem[f]);
         free(c->fadd[f]);
+    }
+    for (int k = 0; k < 3; k++) {
+        free(c->alg[k]);
     }
 }
 
@@ -573,6 +598,35 @@ static void run_front(const idset_entry *e, const cell *c, void *s) {
               "us/op", chk);
 }
 
+/* B11: the set algebra on the D1 pairs (about half of the ids shared),
+ * and an intersection of a small set with a large one (galloping). */
+static void run_algebra(const idset_entry *e, const cell *c) {
+    const idset_impl *im = e->im;
+    static const char *const names[5] = {"B11_and", "B11_or", "B11_andnot",
+                                         "B11_and_count", "B11_and_small"};
+    void *a = build(im, c->alg[0], c->nalg[0]);
+    void *b = build(im, c->alg[1], c->nalg[1]);
+    void *small = build(im, c->alg[2], c->nalg[2]);
+    void *out = im->create();
+    for (int w = 0; w < 5; w++) {
+        double r[5];
+        uint64_t chk = 0;
+        int op = w == 4 ? IDSET_AND : w;
+        const void *x = w == 4 ? small : a;
+        for (int run = 0; run < c->runs; run++) {
+            uint64_t t0 = bench_now_ns();
+            chk = im->algebra(op, out, x, b);
+            r[run] = (double)(bench_now_ns() - t0) / 1000.0;
+        }
+        bench_row("idset", wl(names[w], c), c->n, im->name, r, c->runs, "us/op",
+                  chk);
+    }
+    im->destroy(out);
+    im->destroy(small);
+    im->destroy(b);
+    im->destroy(a);
+}
+
 /* Every workload of one cell for one implementation. */
 static void run_impl(const idset_entry *e, const cell *c) {
     const idset_impl *im = e->im;
@@ -611,6 +665,9 @@ static void run_impl(const idset_entry *e, const cell *c) {
     }
     im->destroy(s);
     run_frames(e, c);
+    if (c->dist == DIST_D1 && im->algebra != NULL) {
+        run_algebra(e, c);
+    }
 }
 
 /* The whole benchmark for the given implementations. */
@@ -636,8 +693,21 @@ static int idset_bench_main(int argc, char **argv, const idset_entry *impls,
                                    : "full",
            (unsigned long long)BENCH_SEED);
     idset_dist dists[] = {DIST_D1, DIST_D3, DIST_D5};
+    /* For targeted runs: ARK_BENCH_IDSET_N=size and ARK_BENCH_IDSET_DIST=D1
+     * (or D3, D5) keep only that size and distribution. */
+    const char *only_n = getenv("ARK_BENCH_IDSET_N");
+    const char *only_d = getenv("ARK_BENCH_IDSET_DIST");
+    size_t one[1];
+    if (only_n != NULL) {
+        one[0] = (size_t)strtoull(only_n, NULL, 10);
+        sizes = one;
+        nsizes = 1;
+    }
     for (size_t si = 0; si < nsizes; si++) {
         for (int di = 0; di < 3; di++) {
+            if (only_d != NULL && strcmp(only_d, idset_dist_names[di]) != 0) {
+                continue;
+            }
             cell c;
             cell_init(&c, dists[di], sizes[si], a.mode, a.runs);
             for (int i = 0; i < nimpls; i++) {

@@ -64,6 +64,20 @@ static uint64_t ro_sum(const void *s) {
     }
     return sum;
 }
+/* The result replaces nothing in place: CRoaring returns a new bitmap,
+ * freed here (ark frees out's old contents the same way). */
+static size_t ro_algebra(int op, void *out, const void *a, const void *b) {
+    (void)out;
+    if (op == IDSET_AND_COUNT) {
+        return (size_t)roaring_bitmap_and_cardinality(a, b);
+    }
+    roaring_bitmap_t *r = op == IDSET_AND  ? roaring_bitmap_and(a, b)
+                          : op == IDSET_OR ? roaring_bitmap_or(a, b)
+                                           : roaring_bitmap_andnot(a, b);
+    size_t n = (size_t)roaring_bitmap_get_cardinality(r);
+    roaring_bitmap_free(r);
+    return n;
+}
 static void ro_shrink(void *s) {
     roaring_bitmap_run_optimize(s);
     roaring_bitmap_shrink_to_fit(s);
@@ -83,6 +97,7 @@ static const idset_impl ro_impl = {
     .count = ro_count,
     .sum = ro_sum,
     .shrink = ro_shrink,
+    .algebra = ro_algebra,
     /* select and rank walk the containers and popcount bitmaps: 0.4-1.2 us
      * per call at 16K-64K; capped to keep full mode short */
     .at_limit = 4096,

@@ -1,7 +1,8 @@
 /*
  * pool_recipe.h - what the C and C++ programs of section `pool` share
- * (bench_pool.c, bench_pool_peers.cpp): the element, the sizes per mode,
- * the permutation, the memory probes, the time budget and the s000 rows.
+ * (bench_pool.c, bench_pool_peers.cpp, pool_workloads.h): the element, the
+ * sizes per mode, the permutation, the memory probes, the time budget and
+ * the row printers.
  * The recipe itself is described in bench_pool.c's header comment; the
  * Rust and Go peers repeat these few helpers in their own language.
  * Compiles as C11 and as C++17.
@@ -21,17 +22,21 @@ typedef struct elem {
 } elem;
 
 typedef struct sizes {
-    size_t s000, s001, churn[2], stale;
+    size_t s000, s001, churn[2], stale, holes;
     int frames;
 } sizes;
 
 static inline sizes sizes_for(bench_mode m) {
-    static const sizes smoke = {10000, 10000, {1000, 10000}, 10000, 2};
-    static const sizes quick = {1000000, 100000, {10000, 100000}, 100000, 100};
-    static const sizes full = {
-        10000000, 1000000, {100000, 1000000}, 1000000, 100};
+    static const sizes smoke = {10000, 10000, {1000, 10000}, 10000, 10000, 2};
+    static const sizes quick = {1000000, 100000, {10000, 100000},
+                                100000,  100000, 100};
+    static const sizes full = {10000000, 1000000, {100000, 1000000},
+                               1000000,  1000000, 100};
     return m == BENCH_SMOKE ? smoke : m == BENCH_QUICK ? quick : full;
 }
+
+/* Iterations timed per run of the holes workload (about 10 ms at 1M). */
+#define HOLES_REPS 10
 
 static inline elem elem_make(uint64_t id) {
     elem e = {(float)id, (float)(id + 1), 1.0f, -1.0f};
@@ -126,35 +131,47 @@ static inline bool more_runs(const bench_args *a, int run, uint64_t start) {
            (run == 0 || bench_now_ns() - start < budget_ns(a->mode));
 }
 
-/* Store the five phase times of one s000 run, from the begin and end
- * timestamps of each phase (untimed work, such as building the probe-order
- * key stream, happens between one phase's end and the next one's begin). */
-static inline void s000_store(double t[5][5], int run, const uint64_t b[5],
-                              const uint64_t e[5], size_t n) {
-    for (int w = 0; w < 5; w++) {
+/* The timed phases of the seq workload (s000 at 10M, s001 at 1M). */
+#define SEQ_ROWS 5
+
+/* Store the phase times of one seq run, from the begin and end timestamps
+ * of each phase (untimed work, such as building the picks array, happens
+ * between one phase's end and the next one's begin). */
+static inline void seq_store(double t[SEQ_ROWS][5], int run,
+                             const uint64_t b[SEQ_ROWS],
+                             const uint64_t e[SEQ_ROWS], size_t n) {
+    for (int w = 0; w < SEQ_ROWS; w++) {
         t[w][run] = (double)(e[w] - b[w]) / (double)n;
     }
 }
 
-/* Print the six s000 rows of one implementation. */
-static inline void s000_rows(const char *impl, size_t n, double t[5][5],
-                             int runs, const uint64_t c[5], double mem) {
-    static const char *const names[5] = {"s000_insert", "s000_iterate",
-                                         "s000_get_seq", "s000_get_random",
-                                         "s000_remove_random"};
-    for (int w = 0; w < 5; w++) {
-        bench_row("pool", names[w], n, impl, t[w], runs, "ns/op", c[w]);
+/* Print the seq rows of one implementation: <fam>_insert, _iterate,
+ * _get_seq, _get_random, _remove_random (ns/op) and _memory. */
+static inline void seq_rows(const char *impl, const char *fam, size_t n,
+                            double t[SEQ_ROWS][5], int runs,
+                            const uint64_t c[SEQ_ROWS], double mem) {
+    static const char *const names[SEQ_ROWS] = {"insert", "iterate", "get_seq",
+                                                "get_random", "remove_random"};
+    char wl[64];
+    for (int w = 0; w < SEQ_ROWS; w++) {
+        snprintf(wl, sizeof wl, "%s_%s", fam, names[w]);
+        bench_row("pool", wl, n, impl, t[w], runs, "ns/op", c[w]);
     }
-    bench_row("pool", "s000_memory", n, impl, &mem, 1, "B/elem", n);
+    snprintf(wl, sizeof wl, "%s_memory", fam);
+    bench_row("pool", wl, n, impl, &mem, 1, "B/elem", n);
 }
 
-/* Print the two churn rows from per-run frame and iteration totals. */
+/* Print the churn rows: frame and iteration in us/frame, the frame's
+ * removes and inserts in ns/op. */
 static inline void churn_rows(const char *impl, size_t live, double *frame,
-                              double *iter, int runs, uint64_t check) {
+                              double *iter, double *rm, double *ins, int runs,
+                              uint64_t check) {
     bench_row("pool", "churn_frame", live, impl, frame, runs, "us/frame",
               check);
     bench_row("pool", "churn_iterate", live, impl, iter, runs, "us/frame",
               check);
+    bench_row("pool", "churn_remove", live, impl, rm, runs, "ns/op", check);
+    bench_row("pool", "churn_insert", live, impl, ins, runs, "ns/op", check);
 }
 
 /* Print the two stale rows. */

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 typedef struct fuzz_input {
     const uint8_t *data;
@@ -85,7 +88,11 @@ static inline void *fuzz_alloc_fn(void *ctx, size_t size, size_t align) {
     if (align < sizeof(void *)) {
         align = sizeof(void *);
     }
+#if defined(_WIN32) /* no aligned_alloc in the Windows C runtime */
+    void *p = _aligned_malloc(size, align);
+#else
     void *p = aligned_alloc(align, (size + align - 1) & ~(align - 1));
+#endif
     if (p != NULL) {
         f->live++;
     }
@@ -96,7 +103,11 @@ static inline void fuzz_free_fn(void *ctx, void *ptr, size_t size) {
     fuzz_alloc *f = ctx;
     (void)size;
     f->live--;
+#if defined(_WIN32)
+    _aligned_free(ptr);
+#else
     free(ptr);
+#endif
 }
 
 static inline void fuzz_alloc_init(fuzz_alloc *f) {

@@ -4,7 +4,8 @@
  * The first bytes choose the handle layout (small index and generation
  * spaces, so retirement and EFULL are reached); the rest is a sequence of
  * operations. Any 64-bit value the input supplies is also tried as a
- * handle. Allocation failures are injected on demand.
+ * handle, and sealed and unsealed. Allocation failures are injected on
+ * demand. Hooks that call back: fuzz_handles.c.
  */
 #include "ark/pool.h"
 #include "fuzz_common.h"
@@ -190,6 +191,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t n = fuzz_u8(&in) * 4;
             ark_status s = ark_pool_reserve(p, n);
             FUZZ_REQUIRE(s == ARK_OK || s == ARK_EFULL || s == ARK_ENOMEM);
+            break;
+        }
+        case 10: { /* seal and unseal an arbitrary value, and a handle */
+            uint64_t x = fuzz_u64(&in);
+            FUZZ_REQUIRE(ark_pool_unseal(p, ark_pool_seal(p, x)) == x);
+            FUZZ_REQUIRE(ark_pool_seal(p, ark_pool_unseal(p, x)) == x);
+            check_handle(p, &m, ark_pool_unseal(p, x));
+            if (m.n > 0) {
+                ark_handle h = m.live[fuzz_u8(&in) % m.n].h;
+                ark_handle w = ark_pool_seal(p, h);
+                FUZZ_REQUIRE(ark_pool_unseal(p, w) == h);
+                check_handle(p, &m,
+                             ark_pool_unseal(
+                                 p, w ^ ((uint64_t)1 << (fuzz_u8(&in) % 64))));
+            }
             break;
         }
         default:

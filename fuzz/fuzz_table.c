@@ -10,8 +10,9 @@
  * in table order (swap-and-pop on remove, remove_later marks replayed in
  * marking order at flush) whose every column byte is derived from a value,
  * so moved rows are checked byte for byte. Any 64-bit value the input
- * supplies is also tried as a handle and as a row position. Allocation
- * failures are injected on demand, into any allocation of a call.
+ * supplies is also tried as a handle and as a row position, and sealed
+ * and unsealed. Allocation failures are injected on demand, into any
+ * allocation of a call. Hooks that call back: fuzz_handles.c.
  */
 #include "ark/table.h"
 #include "fuzz_common.h"
@@ -262,6 +263,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
             }
             break;
+        case 10: { /* seal and unseal an arbitrary value, and a handle */
+            uint64_t x = fuzz_u64(&in);
+            FUZZ_REQUIRE(ark_table_unseal(t, ark_table_seal(t, x)) == x);
+            FUZZ_REQUIRE(ark_table_seal(t, ark_table_unseal(t, x)) == x);
+            check_handle(t, &m, ark_table_unseal(t, x));
+            if (m.n > 0) {
+                ark_handle h = m.rows[fuzz_u8(&in) % m.n].h;
+                ark_handle w = ark_table_seal(t, h);
+                FUZZ_REQUIRE(ark_table_unseal(t, w) == h);
+                check_handle(t, &m,
+                             ark_table_unseal(
+                                 t, w ^ ((uint64_t)1 << (fuzz_u8(&in) % 64))));
+            }
+            break;
+        }
         case 9: /* remove every row (by handle, from the front) */
             while (m.n > 0 && !(op & 0x10)) {
                 size_t r = m.rows[0].pending ? m.n - 1 : 0;

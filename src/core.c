@@ -4,6 +4,9 @@
 #include "core_internal.h"
 
 #include <stdlib.h>
+#if defined(_WIN32)
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 const char *ark_strerror(ark_status s) {
     switch (s) {
@@ -16,6 +19,28 @@ const char *ark_strerror(ark_status s) {
     return "unknown status";
 }
 
+#if defined(_WIN32)
+/* The Windows C runtime has no aligned_alloc, and a block from
+ * _aligned_malloc must go back to _aligned_free, not free. libc_free is
+ * told the size but not the alignment, so on Windows every block of the
+ * default allocator comes from _aligned_malloc, small ones included. */
+static void *libc_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    if (size == 0) {
+        size = 1;
+    }
+    if (align < _Alignof(max_align_t)) {
+        align = _Alignof(max_align_t);
+    }
+    return _aligned_malloc(size, align);
+}
+
+static void libc_free(void *ctx, void *ptr, size_t size) {
+    (void)ctx;
+    (void)size;
+    _aligned_free(ptr);
+}
+#else
 /* malloc covers alignments up to max_align_t; aligned_alloc wants the size
  * rounded up to a multiple of the alignment. */
 static void *libc_alloc(void *ctx, size_t size, size_t align) {
@@ -37,6 +62,7 @@ static void libc_free(void *ctx, void *ptr, size_t size) {
     (void)size;
     free(ptr);
 }
+#endif
 
 ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
     if (a == NULL) {

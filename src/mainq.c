@@ -22,7 +22,9 @@
  * queue is shared / after it is no longer), so the allocator sees one
  * thread at a time.
  */
+#if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
+#endif
 
 #include "ark/mainq.h"
 
@@ -35,7 +37,9 @@
 
 /* ---- platform: the only OS-specific part of the module ---------------- */
 #if defined(_WIN32)
-/* Not built by CI yet. SRW locks need no destruction and cannot fail. */
+/* SRW locks need no destruction and cannot fail (built and tested with
+ * mingw-w64 under wine by `make test`). */
+#define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 typedef SRWLOCK mq_mutex;
 static bool mq_mutex_init(mq_mutex *m) {
@@ -65,7 +69,9 @@ static void mq_unlock(mq_mutex *m) {
 #endif
 /* ---- end of platform part -------------------------------------------- */
 
-/* Tasks per chunk: 64 x 16 bytes plus a 16-byte header on 64-bit. */
+/* Tasks per chunk: 64 x 16 bytes plus a 16-byte header on 64-bit. Every
+ * allocation is sizeof(chunk) or sizeof(ark_mainq), never a size computed
+ * from a count (see "Sizes" in mainq.h). */
 #define CHUNK_TASKS 64
 /* Spare chunks kept for reuse (64 KiB on 64-bit); more are freed. */
 #define SPARE_MAX 64

@@ -429,7 +429,7 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
 
 ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
     assert(p != NULL);
-    return ark__slots_remove(&p->s, &pool_ops, h);
+    return ark__slots_remove(&p->s, &p->view.slots, &pool_ops, p, h);
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
@@ -527,21 +527,21 @@ uint64_t ark__pool_retired(const ark_pool *p) { return p->s.retired; }
 
 bool ark__pool_reserved(const ark_pool *p) { return p->flat != NULL; }
 
-static bool linked(const void *c, uint64_t i) {
+static bool validate_linked(const void *c, uint64_t i) {
     const ark_pool *p = c;
     return (p->view.live[i >> 6] >> (i & 63)) & 1;
 }
 
 ark_status ark__pool_validate(const ark_pool *p) {
     const ark__slot_view *v = &p->view.slots;
-    if (v->cap > 0 && linked(p, 0)) {
+    if (v->cap > 0 && validate_linked(p, 0)) {
         return ARK_ECORRUPT;
     }
     /* Bits past the issued slots must be clear for the iterator. */
     for (uint64_t i = p->s.issued; i < v->cap; i++) {
-        if (linked(p, i)) {
+        if (validate_linked(p, i)) {
             return ARK_ECORRUPT;
         }
     }
-    return ark__slots_validate(&p->s, linked);
+    return ark__slots_validate(&p->s, validate_linked);
 }

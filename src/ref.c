@@ -46,13 +46,16 @@ void ark_ref_init_atomic(ark_ref *r, void (*destroy)(ark_ref *r)) {
 
 /* ---- a growable array of ark_ref *, shared by both containers ------- */
 
-/* Allocate an array of n pointers (n > 0), or NULL. */
+/* Every array holds at most ARK_REFVEC_MAX pointers, so its byte size is
+ * computed without overflow and stays at most PTRDIFF_MAX. */
+_Static_assert(ARK_REFVEC_MAX <= PTRDIFF_MAX / sizeof(ark_ref *),
+               "ARK_REFVEC_MAX arrays must fit in PTRDIFF_MAX bytes");
+
+/* Allocate an array of n pointers (0 < n <= ARK_REFVEC_MAX), or NULL. */
 static ark_ref **refs_alloc(const ark_allocator *a, size_t n) {
-    size_t bytes;
-    if (ark__mul_overflows(n, sizeof(ark_ref *), &bytes)) {
-        return NULL;
-    }
-    return (ark_ref **)ark__alloc(a, bytes, _Alignof(ark_ref *));
+    assert(n > 0 && n <= ARK_REFVEC_MAX);
+    return (ark_ref **)ark__alloc(a, n * sizeof(ark_ref *),
+                                  _Alignof(ark_ref *));
 }
 
 static void refs_free(const ark_allocator *a, ark_ref **items, size_t cap) {
@@ -60,14 +63,22 @@ static void refs_free(const ark_allocator *a, ark_ref **items, size_t cap) {
 }
 
 /* Grow *items (holding len of *cap) to at least need slots; on failure
- * nothing changes. */
+ * nothing changes. A need past ARK_REFVEC_MAX fails before the allocator
+ * is asked; growth by half is capped there. */
 static ark_status refs_reserve(const ark_allocator *a, ark_ref ***items,
                                size_t len, size_t *cap, size_t need) {
     if (need <= *cap) {
         return ARK_OK;
     }
+    if (need > ARK_REFVEC_MAX) {
+        return ARK_ENOMEM;
+    }
+    /* *cap <= ARK_REFVEC_MAX <= SIZE_MAX / 8, so this cannot wrap. */
     size_t grown = *cap < 8 ? 8 : *cap + *cap / 2;
-    if (grown < *cap || grown < need) {
+    if (grown > ARK_REFVEC_MAX) {
+        grown = ARK_REFVEC_MAX;
+    }
+    if (grown < need) {
         grown = need;
     }
     ark_ref **fresh = refs_alloc(a, grown);
@@ -393,6 +404,9 @@ ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r) {
         ark_ref_release(old);
         return ARK_OK;
     }
+    if (ark_idmap_count(m->map) >= ARK_REFMAP_MAX) {
+        return ARK_ENOMEM;
+    }
     ark_status s = ark_idmap_put(m->map, key, (uint64_t)(uintptr_t)r);
     if (s != ARK_OK) {
         return s;
@@ -419,6 +433,9 @@ size_t ark_refmap_count(const ark_refmap *m) {
 
 ark_status ark_refmap_reserve(ark_refmap *m, size_t n) {
     assert(m != NULL);
+    if (n > ARK_REFMAP_MAX) {
+        return ARK_ENOMEM;
+    }
     return ark_idmap_reserve(m->map, n);
 }
 

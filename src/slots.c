@@ -356,7 +356,7 @@ ark_handle ark__slots_unseal(const ark__slots *s, ark_handle wire) {
 /* ---- validation -------------------------------------------------------- */
 
 /* Set bit i of seen; false if it was set already. */
-static bool see(uint64_t *seen, uint64_t i) {
+static bool validate_see(uint64_t *seen, uint64_t i) {
     uint64_t bit = (uint64_t)1 << (i & 63);
     if (seen[i >> 6] & bit) {
         return false;
@@ -366,7 +366,7 @@ static bool see(uint64_t *seen, uint64_t i) {
 }
 
 /* Every listed slot is in range, not live, and listed once. */
-static bool lists_ok(const ark__slots *s, uint64_t *seen) {
+static bool validate_lists(const ark__slots *s, uint64_t *seen) {
     size_t npend = s->npending - s->pending_done;
     size_t ndoom = s->ndoomed - s->doomed_done;
     uint64_t total = s->nfree + npend + ndoom;
@@ -379,7 +379,7 @@ static bool lists_ok(const ark__slots *s, uint64_t *seen) {
         } else {
             i = s->doomed[s->doomed_done + (k - s->nfree - npend)] & UINT32_MAX;
         }
-        if (i == 0 || i >= s->issued || !see(seen, i)) {
+        if (i == 0 || i >= s->issued || !validate_see(seen, i)) {
             return false;
         }
         char *slot = ark__slot_at(s->v, i);
@@ -431,7 +431,7 @@ ark_status ark__slots_validate(const ark__slots *s,
     if (seen == NULL) {
         return ARK_ENOMEM;
     }
-    bool ok = lists_ok(s, seen);
+    bool ok = validate_lists(s, seen);
     free(seen);
     size_t marked =
         (s->npending - s->pending_done) + (s->ndoomed - s->doomed_done);

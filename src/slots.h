@@ -221,10 +221,13 @@ ark_status ark__slots_remove_hooked(ark__slots *s, uint64_t i, char *slot);
 /* Remove the element h names: unlink, on_remove, drop, free. Without a
  * hook nothing can call back, so the whole removal is straight-line code
  * with the container's ops inlined; every other path is a tail call, so
- * the common one needs no stack frame. */
-static inline ark_status
-ark__slots_remove(ark__slots *s, const ark__slot_ops *ops, ark_handle h) {
-    const ark__slot_view *v = s->v;
+ * the common one needs no stack frame. The container passes its view and
+ * itself (c == s->owner) so that their fields are a fixed offset from one
+ * pointer, not loads through the engine. */
+static inline ark_status ark__slots_remove(ark__slots *s,
+                                           const ark__slot_view *v,
+                                           const ark__slot_ops *ops, void *c,
+                                           ark_handle h) {
     uint64_t i = h & v->layout.index_mask;
     if (i >= v->cap) {
         return ark__slots_classify(s, h);
@@ -238,9 +241,9 @@ ark__slots_remove(ark__slots *s, const ark__slot_ops *ops, ark_handle h) {
         return ark__slots_remove_hooked(s, i, slot);
     }
     s->count--;
-    ops->unlink(s->owner, i);
+    ops->unlink(c, i);
     *ark__stamp(slot) = 0;
-    ops->drop(s->owner, slot);
+    ops->drop(c, slot);
     ark__slots_free(s, i, slot, stamp - 1);
     return ARK_OK;
 }

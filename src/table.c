@@ -537,7 +537,7 @@ size_t ark_table_count(const ark_table *t) {
 
 ark_status ark_table_remove(ark_table *t, ark_handle h) {
     assert(t != NULL);
-    return ark__slots_remove(&t->s, &table_ops, h);
+    return ark__slots_remove(&t->s, &t->view.slots, &table_ops, t, h);
 }
 
 ark_status ark_table_remove_later(ark_table *t, ark_handle h) {

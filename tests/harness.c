@@ -1,10 +1,24 @@
 /*
  * harness.c - registry, runner and test allocator for harness.h.
  */
+#if !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L /* sched_yield */
+#endif
+
 #include "harness.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
+
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+/* after windows.h */
+#include <malloc.h>  /* _aligned_malloc */
+#include <process.h> /* _beginthreadex */
+#else
+#include <sched.h>
+#endif
 
 #define HARNESS_MAX_CASES 512
 
@@ -55,9 +69,30 @@ typedef struct block_header {
     size_t align;
 } block_header;
 
+/* Windows has no aligned_alloc; its _aligned_malloc blocks need
+ * _aligned_free. total is a multiple of align. */
+static void *raw_alloc(size_t total, size_t align) {
+#if defined(_WIN32)
+    return _aligned_malloc(total, align);
+#else
+    return aligned_alloc(align, total);
+#endif
+}
+
+static void raw_free(void *raw) {
+#if defined(_WIN32)
+    _aligned_free(raw);
+#else
+    free(raw);
+#endif
+}
+
 static void *test_alloc(void *ctx, size_t size, size_t align) {
     test_allocator *t = ctx;
     t->attempts++;
+    if (size > t->max_request) {
+        t->max_request = size;
+    }
     if (t->fail_at != 0 && t->attempts == t->fail_at) {
         t->failures++;
         return NULL;
@@ -67,8 +102,11 @@ static void *test_alloc(void *ctx, size_t size, size_t align) {
     }
     /* align bytes in front hold the header and keep the payload aligned. */
     size_t front = align;
+    if (size > SIZE_MAX - 2 * front) {
+        return NULL;
+    }
     size_t total = front + size;
-    char *raw = aligned_alloc(align, (total + align - 1) & ~(align - 1));
+    char *raw = raw_alloc((total + align - 1) & ~(align - 1), align);
     if (raw == NULL) {
         return NULL;
     }
@@ -90,7 +128,7 @@ static void test_free(void *ctx, void *ptr, size_t size) {
     t->frees++;
     t->live_bytes -= h->size;
     t->live_blocks--;
-    free((char *)ptr - h->align);
+    raw_free((char *)ptr - h->align);
 }
 
 void test_allocator_init(test_allocator *t) {
@@ -104,6 +142,52 @@ void test_allocator_fail_at(test_allocator *t, uint64_t k) {
     t->fail_at = k;
     t->attempts = 0;
 }
+
+#if defined(_WIN32)
+typedef struct thread_box {
+    void *(*fn)(void *);
+    void *arg;
+} thread_box;
+
+static unsigned __stdcall thread_main(void *p) {
+    thread_box b = *(thread_box *)p;
+    free(p);
+    b.fn(b.arg);
+    return 0;
+}
+
+int harness_thread_start(harness_thread *t, void *(*fn)(void *), void *arg) {
+    thread_box *b = malloc(sizeof *b);
+    if (b == NULL) {
+        return -1;
+    }
+    b->fn = fn;
+    b->arg = arg;
+    uintptr_t h = _beginthreadex(NULL, 0, thread_main, b, 0, NULL);
+    if (h == 0) {
+        free(b);
+        return -1;
+    }
+    *t = (harness_thread)h;
+    return 0;
+}
+
+int harness_thread_join(harness_thread t) {
+    int rc = WaitForSingleObject(t, INFINITE) == WAIT_OBJECT_0 ? 0 : -1;
+    CloseHandle(t);
+    return rc;
+}
+
+void harness_yield(void) { SwitchToThread(); }
+#else
+int harness_thread_start(harness_thread *t, void *(*fn)(void *), void *arg) {
+    return pthread_create(t, NULL, fn, arg);
+}
+
+int harness_thread_join(harness_thread t) { return pthread_join(t, NULL); }
+
+void harness_yield(void) { sched_yield(); }
+#endif
 
 int main(int argc, char **argv) {
     const char *env = getenv("ARK_SEED");

@@ -15,6 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#if !defined(_WIN32)
+#include <pthread.h>
+#endif
+
 typedef void (*harness_fn)(void);
 void harness_register(const char *name, harness_fn fn);
 void harness_fail(const char *file, int line, const char *fmt, ...);
@@ -92,14 +96,31 @@ typedef struct test_allocator {
     uint64_t frees;      /* frees so far */
     uint64_t live_bytes; /* bytes allocated and not freed */
     uint64_t live_blocks;
-    uint64_t fail_at;   /* 1-based allocation number to fail; 0 = never */
-    uint64_t attempts;  /* allocation attempts since the last arm */
-    uint64_t failures;  /* allocations refused */
-    uint64_t bad_frees; /* frees whose size did not match */
+    uint64_t fail_at;     /* 1-based allocation number to fail; 0 = never */
+    uint64_t attempts;    /* allocation attempts since the last arm */
+    uint64_t failures;    /* allocations refused */
+    uint64_t bad_frees;   /* frees whose size did not match */
+    uint64_t max_request; /* largest size ever asked for, refused or not */
 } test_allocator;
 
 void test_allocator_init(test_allocator *t);
 /* Fail the k-th allocation attempt from now (0 = never). */
 void test_allocator_fail_at(test_allocator *t, uint64_t k);
+
+/*
+ * Threads for the thread_* cases: pthreads, or Win32 threads on Windows
+ * (so the tests need no pthreads library there). fn has pthread's shape.
+ */
+#if defined(_WIN32)
+typedef void *harness_thread; /* a thread HANDLE */
+#else
+typedef pthread_t harness_thread;
+#endif
+/* Start fn(arg) on a new thread; 0 on success. */
+int harness_thread_start(harness_thread *t, void *(*fn)(void *), void *arg);
+/* Wait for the thread to finish; 0 on success. */
+int harness_thread_join(harness_thread t);
+/* Give up the rest of the time slice. */
+void harness_yield(void);
 
 #endif /* ARK_TEST_HARNESS_H */

@@ -3,14 +3,10 @@
  * allocation failure, producers on other threads, and a frame loop driven
  * by hand. Cases named thread_* also run under TSan.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "ark/mainq.h"
 #include "ark/ref.h"
 #include "harness.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -409,7 +405,7 @@ static size_t run_until(ark_mainq *q, size_t total, uint64_t *rng) {
         size_t n = ark_mainq_run(q, (size_t)harness_below(rng, 3000));
         ran += n;
         if (n == 0) {
-            sched_yield();
+            harness_yield();
         }
     }
     return ran;
@@ -419,18 +415,18 @@ TEST(thread_four_producers_exact_count) {
     memset(&g_tally, 0, sizeof g_tally);
     ark_mainq *q;
     CHECK_OK(ark_mainq_create(&q, NULL));
-    pthread_t th[PRODUCERS];
+    harness_thread th[PRODUCERS];
     producer p[PRODUCERS];
     for (uintptr_t i = 0; i < PRODUCERS; i++) {
         p[i].q = q;
         p[i].index = i;
         p[i].failed = 0;
-        CHECK_EQ(pthread_create(&th[i], NULL, produce, &p[i]), 0);
+        CHECK_EQ(harness_thread_start(&th[i], produce, &p[i]), 0);
     }
     uint64_t rng = harness_seed();
     size_t ran = run_until(q, (size_t)PRODUCERS * POSTS, &rng);
     for (int i = 0; i < PRODUCERS; i++) {
-        CHECK_EQ(pthread_join(th[i], NULL), 0);
+        CHECK_EQ(harness_thread_join(th[i]), 0);
         CHECK_EQ(p[i].failed, 0);
         CHECK_EQ(g_tally.count[i], POSTS);
     }
@@ -450,7 +446,7 @@ static void *poll_pending(void *arg) {
     size_t sum = 0;
     while (!atomic_load(&g_stop_polling)) {
         sum += ark_mainq_pending(q);
-        sched_yield();
+        harness_yield();
     }
     return (void *)(uintptr_t)(sum & 1);
 }
@@ -461,16 +457,16 @@ TEST(thread_post_while_running) {
     ark_mainq *q;
     CHECK_OK(ark_mainq_create(&q, NULL));
     producer p = {q, 0, 0};
-    pthread_t prod, poll;
-    CHECK_EQ(pthread_create(&prod, NULL, produce, &p), 0);
-    CHECK_EQ(pthread_create(&poll, NULL, poll_pending, q), 0);
+    harness_thread prod, poll;
+    CHECK_EQ(harness_thread_start(&prod, produce, &p), 0);
+    CHECK_EQ(harness_thread_start(&poll, poll_pending, q), 0);
     reposter r = {q, 0, 20001, 0, 0};
     CHECK_OK(ark_mainq_post(q, repost, &r));
     uint64_t rng = harness_seed();
     size_t ran = run_until(q, POSTS + 20001, &rng);
-    CHECK_EQ(pthread_join(prod, NULL), 0);
+    CHECK_EQ(harness_thread_join(prod), 0);
     atomic_store(&g_stop_polling, 1);
-    CHECK_EQ(pthread_join(poll, NULL), 0);
+    CHECK_EQ(harness_thread_join(poll), 0);
     CHECK_EQ(ran, POSTS + 20001);
     CHECK_EQ(p.failed, 0);
     CHECK_EQ(g_tally.count[0], POSTS);
@@ -563,8 +559,8 @@ TEST(thread_drive_loop_by_hand) {
     CHECK_OK(ark_mainq_create(&g.q, NULL));
     CHECK_OK(ark_refvec_create(&g.cache, NULL));
     CHECK_OK(ark_autorelease_pool_create(&g.pool, NULL));
-    pthread_t th;
-    CHECK_EQ(pthread_create(&th, NULL, loader, &g), 0);
+    harness_thread th;
+    CHECK_EQ(harness_thread_start(&th, loader, &g), 0);
     int frames = 0;
     while (ark_refvec_count(g.cache) < TEXTURES && frames < 10000000) {
         frames++;
@@ -578,10 +574,10 @@ TEST(thread_drive_loop_by_hand) {
             CHECK_EQ(ark_ref_count(ark_refvec_at(g.cache, i)), 1);
         }
         if (ran == 0) {
-            sched_yield();
+            harness_yield();
         }
     }
-    CHECK_EQ(pthread_join(th, NULL), 0);
+    CHECK_EQ(harness_thread_join(th), 0);
     CHECK_EQ(g.failed, 0);
     CHECK_EQ(ark_refvec_count(g.cache), TEXTURES);
     CHECK(frames >= TEXTURES);

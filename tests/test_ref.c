@@ -5,12 +5,9 @@
  * checking that each object was destroyed exactly once (ASan catches any
  * use after free on the way). Cases named thread_* also run under TSan.
  */
-#define _POSIX_C_SOURCE 200809L
-
 #include "ark/ref.h"
 #include "harness.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 /* Run a helper that may fail a CHECK, and stop the case if it did. */
@@ -790,19 +787,19 @@ TEST(thread_atomic_refcount) {
         CHECK(s != NULL);
         ark_ref_init_atomic(&s->ref, shared_destroy);
         s->destroyed = &destroyed;
-        pthread_t th[THREADS];
+        harness_thread th[THREADS];
         worker w[THREADS];
         for (int i = 0; i < THREADS; i++) {
             w[i].obj = s;
             w[i].index = i;
             w[i].failed = 0;
             ark_ref_retain(&s->ref);
-            CHECK_EQ(pthread_create(&th[i], NULL, hammer, &w[i]), 0);
+            CHECK_EQ(harness_thread_start(&th[i], hammer, &w[i]), 0);
         }
         /* Main drops its own reference while the workers run. */
         ark_ref_release(&s->ref);
         for (int i = 0; i < THREADS; i++) {
-            CHECK_EQ(pthread_join(th[i], NULL), 0);
+            CHECK_EQ(harness_thread_join(th[i]), 0);
             CHECK_EQ(w[i].failed, 0);
         }
         CHECK_EQ(destroyed, 1);
@@ -823,12 +820,12 @@ TEST(thread_exact_count) {
     obj *o = obj_new(0, destroyed);
     CHECK(o != NULL);
     ark_ref_init_atomic(&o->ref, obj_destroy);
-    pthread_t th[THREADS];
+    harness_thread th[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        CHECK_EQ(pthread_create(&th[i], NULL, retain_many, &o->ref), 0);
+        CHECK_EQ(harness_thread_start(&th[i], retain_many, &o->ref), 0);
     }
     for (int i = 0; i < THREADS; i++) {
-        CHECK_EQ(pthread_join(th[i], NULL), 0);
+        CHECK_EQ(harness_thread_join(th[i]), 0);
     }
     CHECK_EQ(ark_ref_count(&o->ref), 1 + THREADS * THREAD_ITERS);
     for (int i = 0; i < THREADS * THREAD_ITERS; i++) {
@@ -1038,6 +1035,48 @@ TEST(refmap_alloc_failure_every_k) {
             break;
         }
     }
+    ark_ref_release(&a->ref);
+    CHECK_EQ(destroyed[0], 1);
+}
+
+/* Sizes past the documented maxima fail with ARK_ENOMEM before any size
+ * reaches the allocator (which records the largest request it saw), and
+ * leave the containers usable. */
+TEST(sizes_past_the_maximum_never_reach_the_allocator) {
+    int destroyed[1] = {0};
+    obj *a = obj_new(0, destroyed);
+    CHECK(a != NULL);
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_refvec *v;
+    ark_refmap *m;
+    CHECK_OK(ark_refvec_create(&v, &t.base));
+    CHECK_OK(ark_refmap_create(&m, &t.base));
+    uint64_t attempts = t.attempts, largest = t.max_request;
+    const size_t huge[] = {SIZE_MAX / 8, SIZE_MAX / 8 + 1, SIZE_MAX,
+                           ARK_REFVEC_MAX + 1, ARK_REFMAP_MAX + 1};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        if (huge[i] > ARK_REFVEC_MAX) {
+            CHECK_STATUS(ark_refvec_reserve(v, huge[i]), ARK_ENOMEM);
+        }
+        if (huge[i] > ARK_REFMAP_MAX) {
+            CHECK_STATUS(ark_refmap_reserve(m, huge[i]), ARK_ENOMEM);
+        }
+    }
+    CHECK_EQ(t.attempts, attempts);
+    CHECK_EQ(t.max_request, largest);
+    CHECK_EQ(ark_refvec_count(v), 0);
+    CHECK_EQ(ark_refmap_count(m), 0);
+    /* A sane reserve asks for exactly that many pointers. */
+    CHECK_OK(ark_refvec_reserve(v, 1000));
+    CHECK_EQ(t.max_request, 1000 * sizeof(ark_ref *));
+    CHECK_OK(ark_refvec_push(v, &a->ref));
+    CHECK_OK(ark_refmap_put(m, 1, &a->ref));
+    CHECK_EQ(ark_ref_count(&a->ref), 3);
+    ark_refvec_destroy(v);
+    ark_refmap_destroy(m);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
     ark_ref_release(&a->ref);
     CHECK_EQ(destroyed[0], 1);
 }

@@ -1,7 +1,9 @@
 /*
- * test_table.c - ark_table: every function and status, a model test over
- * both storage paths, forged handles, address stability, alignment and
- * allocation-failure injection.
+ * test_table.c - ark_table's storage: rows and columns, a model test over
+ * both storage paths, address stability, alignment and allocation-failure
+ * injection. The handle rules it shares with ark_pool (statuses, layouts,
+ * reuse, retirement, forged handles, hooks, sealing) are tested once in
+ * test_handles.c.
  */
 #include "ark/ark.h"
 #include "harness.h"
@@ -89,21 +91,7 @@ TEST(create_rejects_bad_configs) {
     cfg.column_sizes = huge;
     cfg.ncolumns = 1;
     CHECK_STATUS(ark_table_create(&t, &cfg), ARK_EINVAL);
-    cfg = base_config();
-    cfg.index_bits = 33;
-    CHECK_STATUS(ark_table_create(&t, &cfg), ARK_EINVAL);
-    cfg = base_config();
-    cfg.gen_bits = 40;
-    CHECK_STATUS(ark_table_create(&t, &cfg), ARK_EINVAL);
-    cfg = base_config();
-    cfg.tag_bits = 1; /* 32 + 32 + 1 bits do not fit in 64 */
-    CHECK_STATUS(ark_table_create(&t, &cfg), ARK_EINVAL);
-    cfg = base_config();
-    cfg.index_bits = 20;
-    cfg.gen_bits = 12;
-    cfg.tag_bits = 4;
-    cfg.tag = 16; /* tag too wide */
-    CHECK_STATUS(ark_table_create(&t, &cfg), ARK_EINVAL);
+    /* Handle layouts: test_handles.c, config_edges_give_einval. */
     ark_allocator half = {.alloc = NULL, .free = NULL, .ctx = NULL};
     cfg = base_config();
     cfg.allocator = &half;
@@ -156,167 +144,6 @@ TEST(insert_row_remove_roundtrip) {
     CHECK(ark_table_handle_at(t, 98) != ARK_NULL_HANDLE);
     CHECK(ark_table_column(t, NCOL) == NULL);
     CHECK(ark_table_column(t, (size_t)-1) == NULL);
-    CHECK_OK(ark__table_validate(t, true));
-    ark_table_destroy(t);
-}
-
-TEST(check_reports_every_status) {
-    ark_table_config cfg = base_config();
-    cfg.index_bits = 16;
-    cfg.gen_bits = 8;
-    cfg.tag_bits = 8;
-    cfg.tag = 0x5a;
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    CHECK_STATUS(ark_table_check(t, ARK_NULL_HANDLE), ARK_ENULL);
-    CHECK_STATUS(ark_table_check(t, 1), ARK_EFOREIGN); /* tag 0 */
-    /* Nothing issued yet: index 1 with the right tag is out of range. */
-    CHECK_STATUS(ark_table_check(t, 1 | (uint64_t)0x5a << 24), ARK_ERANGE);
-    CHECK_EQ(ark_table_row(t, 1 | (uint64_t)0x5a << 24), ARK_NO_ROW);
-    ark_handle h;
-    CHECK_OK(ark_table_insert(t, &h, NULL));
-    CHECK_EQ(h >> 24, 0x5a); /* tag sits above index and generation */
-    CHECK_OK(ark_table_check(t, h));
-    CHECK_STATUS(ark_table_check(t, h ^ ((uint64_t)1 << 24)), ARK_EFOREIGN);
-    CHECK_STATUS(ark_table_check(t, h | ((uint64_t)1 << 40)), ARK_EFOREIGN);
-    CHECK_EQ(ark_table_row(t, h | ((uint64_t)1 << 40)), ARK_NO_ROW);
-    CHECK_STATUS(ark_table_check(t, h & ~(uint64_t)0xffff), ARK_ERANGE);
-    CHECK_STATUS(ark_table_check(t, (h & ~(uint64_t)0xffff) | 0xfff),
-                 ARK_ERANGE);
-    CHECK_EQ(ark_table_row(t, (h & ~(uint64_t)0xffff) | 0xfff), ARK_NO_ROW);
-    ark_handle other_gen = h ^ ((uint64_t)1 << 16);
-    CHECK_STATUS(ark_table_check(t, other_gen), ARK_ESTALE);
-    CHECK_EQ(ark_table_row(t, other_gen), ARK_NO_ROW);
-    /* Every mutator reports the same reasons and changes nothing. */
-    CHECK_STATUS(ark_table_remove(t, ARK_NULL_HANDLE), ARK_ENULL);
-    CHECK_STATUS(ark_table_remove(t, other_gen), ARK_ESTALE);
-    CHECK_STATUS(ark_table_remove_later(t, 1), ARK_EFOREIGN);
-    CHECK_STATUS(ark_table_remove_later(t, h & ~(uint64_t)0xffff), ARK_ERANGE);
-    CHECK_EQ(ark_table_rows(t), 1);
-    CHECK_OK(ark_table_remove_later(t, h));
-    CHECK_STATUS(ark_table_check(t, h), ARK_ESTALE); /* pending */
-    CHECK_STATUS(ark_table_remove_later(t, h), ARK_ESTALE);
-    CHECK_STATUS(ark_table_remove(t, h), ARK_ESTALE);
-    CHECK_EQ(ark_table_flush(t), 1);
-    CHECK_STATUS(ark_table_check(t, h), ARK_ESTALE);
-    CHECK_EQ(ark_table_rows(t), 0);
-    CHECK_OK(ark__table_validate(t, true));
-    ark_table_destroy(t);
-}
-
-TEST(handles_fit_32_bits_with_20_12_layout) {
-    ark_table_config cfg = base_config();
-    cfg.index_bits = 20;
-    cfg.gen_bits = 12;
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    for (int i = 0; i < 5000; i++) {
-        ark_handle h;
-        size_t r;
-        CHECK_OK(ark_table_insert(t, &h, &r));
-        CHECK(h <= UINT32_MAX);
-        CHECK_EQ(ark_table_row(t, (uint32_t)h), r);
-        CHECK_EQ(r + 1, ark_table_rows(t));
-        if (i % 3 == 0) {
-            CHECK_OK(ark_table_remove(t, h));
-            CHECK_EQ(ark_table_row(t, h), ARK_NO_ROW);
-        }
-    }
-    CHECK_OK(ark__table_validate(t, true));
-    ark_table_destroy(t);
-}
-
-TEST(efull_when_every_index_is_live) {
-    /* 3 index bits: slots 1..7. */
-    ark_table_config cfg = base_config();
-    cfg.index_bits = 3;
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    ark_handle h[7];
-    for (int i = 0; i < 7; i++) {
-        CHECK_OK(ark_table_insert(t, &h[i], NULL));
-        write_row(t, (size_t)i, (uint64_t)i + 1);
-    }
-    ark_handle x = 12345;
-    size_t r = 777;
-    CHECK_STATUS(ark_table_insert(t, &x, &r), ARK_EFULL);
-    CHECK_EQ(x, 12345); /* outputs untouched */
-    CHECK_EQ(r, 777);
-    CHECK_EQ(ark_table_rows(t), 7);
-    for (int i = 0; i < 7; i++) {
-        CHECK_EQ(ark_table_row(t, h[i]), (size_t)i);
-        CHECK(row_holds(t, (size_t)i, (uint64_t)i + 1));
-    }
-    /* A pending row still holds its index. */
-    CHECK_OK(ark_table_remove_later(t, h[3]));
-    CHECK_STATUS(ark_table_insert(t, &x, NULL), ARK_EFULL);
-    CHECK_EQ(ark_table_flush(t), 1);
-    /* A freed index is reused at once when no fresh one is left. */
-    CHECK_OK(ark_table_insert(t, &x, NULL));
-    CHECK_EQ(x & 7, h[3] & 7);
-    CHECK(x != h[3]);
-    CHECK_OK(ark__table_validate(t, true));
-    ark_table_destroy(t);
-}
-
-TEST(generations_retire_and_table_fills) {
-    /* 2 index bits (slots 1..3), 1 generation bit: each slot carries
-     * generations 0 and 1, then retires: 6 inserts in all. */
-    ark_table_config cfg = base_config();
-    cfg.index_bits = 2;
-    cfg.gen_bits = 1;
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    int inserted = 0;
-    ark_handle h;
-    for (;;) {
-        ark_status s = ark_table_insert(t, &h, NULL);
-        if (s == ARK_EFULL) {
-            break;
-        }
-        CHECK_OK(s);
-        inserted++;
-        CHECK(inserted <= 6);
-        CHECK_OK(ark_table_remove(t, h));
-        CHECK_OK(ark__table_validate(t, true));
-    }
-    CHECK_EQ(inserted, 6);
-    CHECK_EQ(ark_table_rows(t), 0);
-    ark_table_destroy(t);
-}
-
-TEST(full_32_bit_generations_never_wrap_to_free) {
-    ark_table_config cfg = base_config();
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    ark_handle h;
-    CHECK_OK(ark_table_insert(t, &h, NULL));
-    CHECK_OK(ark_table_remove(t, h));
-    /* Slot 1 is free (stamp 0); generation 2^32 - 1 would stamp as 0. */
-    ark_handle forged = 1 | ((uint64_t)UINT32_MAX << 32);
-    CHECK_EQ(ark_table_row(t, forged), ARK_NO_ROW);
-    CHECK_STATUS(ark_table_check(t, forged), ARK_ESTALE);
-    CHECK_EQ(ark_table_row(t, (uint64_t)UINT32_MAX << 32), ARK_NO_ROW);
-    ark_table_destroy(t);
-}
-
-TEST(freed_slot_is_not_reused_at_once) {
-    ark_table_config cfg = base_config();
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    ark_handle first, h;
-    CHECK_OK(ark_table_insert(t, &first, NULL));
-    CHECK_OK(ark_table_remove(t, first));
-    /* FIFO with a delay: fresh slots until ARK_REUSE_DELAY are
-     * queued, then the oldest freed slot comes back with generation 1. */
-    for (int i = 0; i < ARK_REUSE_DELAY - 1; i++) {
-        CHECK_OK(ark_table_insert(t, &h, NULL));
-        CHECK((h & UINT32_MAX) != (first & UINT32_MAX));
-        CHECK_OK(ark_table_remove(t, h));
-    }
-    CHECK_OK(ark_table_insert(t, &h, NULL));
-    CHECK_EQ(h & UINT32_MAX, first & UINT32_MAX);
-    CHECK_EQ(h >> 32, 1);
     CHECK_OK(ark__table_validate(t, true));
     ark_table_destroy(t);
 }
@@ -474,6 +301,118 @@ TEST(remove_later_keeps_rows_in_place_until_flush) {
     CHECK_EQ(ark_table_rows(t), N - marked - 2);
     CHECK_OK(ark__table_validate(t, true));
     ark_table_destroy(t);
+}
+
+TEST(reserve_then_insert_allocates_nothing) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_table_config cfg = base_config();
+    cfg.allocator = &ta.base;
+    ark_table *t = make_table(&cfg);
+    CHECK(t != NULL);
+    CHECK_OK(ark_table_reserve(t, 0));
+    CHECK_OK(ark_table_reserve(t, 5000));
+    uint64_t allocs = ta.allocs;
+    void *col0 = ark_table_column(t, 0);
+    enum { N = 5000 };
+    ark_handle *h = malloc(N * sizeof *h);
+    CHECK(h != NULL);
+    for (uint64_t i = 0; i < N; i++) {
+        size_t r;
+        CHECK_OK(ark_table_insert(t, &h[i], &r));
+        write_row(t, r, i + 1);
+    }
+    CHECK_EQ(ta.allocs, allocs);
+    CHECK(ark_table_column(t, 0) == col0); /* no column moved */
+    /* Free slots count toward a reservation; marked rows keep theirs. */
+    for (size_t i = 0; i < 1000; i++) {
+        CHECK_OK(ark_table_remove(t, h[i]));
+    }
+    for (size_t i = 1000; i < 1100; i++) {
+        CHECK_OK(ark_table_remove_later(t, h[i]));
+    }
+    CHECK_OK(ark_table_reserve(t, N));
+    allocs = ta.allocs;
+    col0 = ark_table_column(t, 0);
+    for (size_t i = 0; i < 1100; i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    CHECK_EQ(ta.allocs, allocs);
+    CHECK(ark_table_column(t, 0) == col0);
+    CHECK_EQ(ark_table_count(t), N);
+    CHECK_EQ(ark_table_rows(t), N + 100);
+    for (size_t i = 1100; i < N; i++) {
+        size_t r = ark_table_row(t, h[i]);
+        CHECK(r != ARK_NO_ROW);
+        CHECK(row_holds(t, r, i + 1));
+    }
+    CHECK_EQ(ark_table_flush(t), 100);
+    CHECK_OK(ark__table_validate(t, true));
+    ark_table_destroy(t);
+    free(h);
+    /* The index space caps a reservation, and EFULL reserves nothing. */
+    cfg.index_bits = 8;
+    t = make_table(&cfg);
+    CHECK(t != NULL);
+    uint64_t before = ta.allocs;
+    CHECK_STATUS(ark_table_reserve(t, 256), ARK_EFULL);
+    CHECK_EQ(ta.allocs, before);
+    CHECK_OK(ark_table_reserve(t, 255));
+    before = ta.allocs;
+    for (int i = 0; i < 255; i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    CHECK_EQ(ta.allocs, before);
+    CHECK_STATUS(ark_table_insert(t, NULL, NULL), ARK_EFULL);
+    CHECK_OK(ark__table_validate(t, true));
+    ark_table_destroy(t);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(ta.bad_frees, 0);
+}
+
+/* clear(false): no row left, marked ones included, every row zeroed and
+ * every handle stale; the table is reused from the start of its rows. */
+TEST(clear_empties_rows_and_stales_handles) {
+    for (int path = 0; path < 2; path++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        ark_table_config cfg = base_config();
+        cfg.allocator = path ? &ta.base : NULL;
+        ark_table *t = make_table(&cfg);
+        CHECK(t != NULL);
+        ark_handle h[300];
+        for (uint64_t i = 0; i < 300; i++) {
+            size_t r;
+            CHECK_OK(ark_table_insert(t, &h[i], &r));
+            write_row(t, r, i + 1);
+        }
+        for (int i = 0; i < 300; i += 9) {
+            CHECK_OK(ark_table_remove_later(t, h[i]));
+        }
+        size_t cap = ark__table_capacity(t);
+        ark_table_clear(t, false);
+        CHECK_EQ(ark_table_rows(t), 0);
+        CHECK_EQ(ark_table_count(t), 0);
+        CHECK_EQ(ark_table_flush(t), 0);
+        CHECK_EQ(ark__table_capacity(t), cap);  /* capacity is kept */
+        CHECK_OK(ark__table_validate(t, true)); /* rows [0, cap) zero */
+        for (int i = 0; i < 300; i++) {
+            CHECK_EQ(ark_table_row(t, h[i]), ARK_NO_ROW);
+            CHECK_STATUS(ark_table_check(t, h[i]), ARK_ESTALE);
+        }
+        for (uint64_t i = 0; i < 300; i++) {
+            ark_handle g;
+            size_t r;
+            CHECK_OK(ark_table_insert(t, &g, &r));
+            CHECK_EQ(r, i);
+            CHECK(row_is_zero(t, r));
+            for (int j = 0; j < 300; j++) {
+                CHECK(g != h[j]);
+            }
+        }
+        ark_table_destroy(t);
+        CHECK_EQ(ta.live_blocks, 0);
+    }
 }
 
 /* The model: which ids are live or pending, under which handles, and a
@@ -663,60 +602,6 @@ TEST(randomized_against_model_allocator_path) {
 TEST(randomized_small_index_space_fills_and_retires) {
     /* 7 index bits, 3 generation bits: EFULL and retirement happen. */
     run_model(NULL, 7, 3, 300000, 200, true);
-}
-
-TEST(forged_handles_are_rejected) {
-    ark_table_config cfg = base_config();
-    cfg.index_bits = 20;
-    cfg.gen_bits = 12;
-    ark_table *t = make_table(&cfg);
-    CHECK(t != NULL);
-    enum { N = 1 << 16 };
-    ark_handle *h = malloc(N * sizeof *h);
-    CHECK(h != NULL);
-    for (int i = 0; i < N; i++) {
-        CHECK_OK(ark_table_insert(t, &h[i], NULL));
-    }
-    for (int i = 0; i < N; i += 2) { /* half of them stale */
-        CHECK_OK(ark_table_remove(t, h[i]));
-    }
-    /* Some pending too. */
-    for (int i = 1; i < N; i += 64) {
-        CHECK_OK(ark_table_remove_later(t, h[i]));
-    }
-    uint64_t state = harness_seed();
-    uint64_t accepted = 0, total = 6000000;
-    for (uint64_t k = 0; k < total; k++) {
-        ark_handle f;
-        uint64_t r = harness_rand(&state);
-        switch (k & 3) {
-        case 0:
-            f = r;
-            break;
-        case 1: /* plausible: index near the issued range, any generation */
-            f = (r & 0xfff00000u) | ((r >> 40) % (N + 16));
-            break;
-        default:
-            f = h[r % N] ^ ((uint64_t)1 << ((r >> 32) % 64));
-            break;
-        }
-        size_t row = ark_table_row(t, f);
-        if (row != ARK_NO_ROW) {
-            uint64_t idx = f & 0xfffff;
-            CHECK(idx >= 1 && idx <= N);
-            CHECK_EQ(f, h[idx - 1]);
-            CHECK((idx - 1) % 2 == 1 && (idx - 1) % 64 != 1);
-            CHECK_OK(ark_table_check(t, f));
-            CHECK(row < ark_table_rows(t));
-            CHECK_EQ(ark_table_handle_at(t, row), f);
-            accepted++;
-        } else {
-            CHECK(ark_table_check(t, f) != ARK_OK);
-        }
-    }
-    CHECK(accepted < total / 8);
-    free(h);
-    ark_table_destroy(t);
 }
 
 /* One scenario with the k-th allocation failing: inserts, every fifth

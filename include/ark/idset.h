@@ -1,25 +1,27 @@
 /*
- * ark/idset.h - the ordered entity-id sequence of seed 002.
+ * ark/idset.h - the ordered entity-id sequence in circular 256-id groups.
  *
  * A sorted set of uint32 ids (every value, 0 and UINT32_MAX included) with
  * O(1) access by position: the array of entity ids an ECS keeps for each
  * component or tag. It is iterated every frame, read by position, searched
  * by id, and changed as entities gain and lose tags.
  *
- * Structure (seed 002): the sequence is cut into groups of 256 ids. Every
- * group is a full circular queue except the last, which may be partial.
- * Position p lives in group p / 256 at slot (head + p % 256) mod 256, so
- * ark_idset_at is two dependent loads. A group is dense when its range
- * (max - min) is below 65536: a 32-bit base in the group header plus 256
- * int16 deltas (512 bytes). Otherwise it is sparse: 256 uint32 (1024
- * bytes). Storage is a freelist of 1024-byte nodes; a node holds one sparse
- * group or two dense "buddy" groups (groups 2k and 2k+1). Promotion moves a
- * group from dense to sparse as its contents change; demotion moves it back
- * (lazily, see idset.c: a policy that cannot thrash).
+ * Structure (the circular-group id sequence): the sequence is cut into
+ * groups of 256 ids, each a circular queue. Every group is full except the
+ * first and the last, which may be partial: with front empty positions
+ * before group 0's first id, position p lives in group (p + front) / 256,
+ * at slot (head + index in the group) mod 256, so ark_idset_at is two
+ * dependent loads. A group is dense when its range (max - min) is below
+ * 65536: a 32-bit base in the group header plus 256 int16 deltas (512
+ * bytes). Otherwise it is sparse: 256 uint32 (1024 bytes). Storage is a
+ * freelist of 1024-byte nodes; a node holds one sparse group or two dense
+ * "buddy" groups. Promotion moves a group from dense to sparse as its
+ * contents change; demotion moves it back (lazily, see src/idset_group.c:
+ * a policy that cannot thrash).
  *
  * Invariants (checked by ark_idset_validate):
- * - ids strictly increase with position; groups 0..n-2 hold 256 ids, the
- *   last 1..256; no empty group exists.
+ * - ids strictly increase with position; groups 1..n-2 hold 256 ids, the
+ *   first and the last 1..256; no empty group exists.
  * - a dense group's values all lie in [base - 32768, base + 32767].
  * - two buddy groups that are both dense share one node.
  * - a contiguous array holds each group's first id, for a two-level search
@@ -27,13 +29,16 @@
  *
  * Cost model (n ids, g = ceil(n / 256) groups):
  * - at: O(1); lower_bound, find, contains: O(log g + 8).
- * - insert, remove, remove_at: O(log n + 127 + g). At most 127 ids move
- *   inside the target group, then one id crosses each later group
- *   boundary; a form change (promotion, rebase) rewrites one group.
+ * - insert, remove, remove_at: O(log n + 127 + g / 2). At most 127 ids
+ *   move inside the target group, then one id crosses each group boundary
+ *   between it and the nearer end; a form change (promotion, rebase)
+ *   rewrites one group.
  * - inserting an id above the maximum: O(1) amortized.
  * - remove_sorted: O(n + k) for a batch of k ids, one group-wise pass.
- * - copy: O(n) decoded per group segment (the fast iteration path).
- * - memory: about 2.08 bytes per id when groups are dense, 4.08 sparse.
+ * - copy and the iterator: O(1) per id, decoded per group segment.
+ * - intersect, union, difference: O(|a| + |b|) group by group; when one
+ *   side is much smaller, O(small * log(large / small)) by galloping.
+ * - memory: about 2.11 bytes per id when groups are dense, 4.11 sparse.
  *
  * Errors: a failed call leaves the set unchanged (allocation failure
  * included). Thread-safety: none; concurrent readers are fine if no thread
@@ -62,34 +67,42 @@ typedef struct ark__idset_group {
     uint16_t credit; /* sparse: touches in a row with a demotable range */
 } ark__idset_group;
 
-/* An id set. The fields are private; they are declared here only so that
- * the inline functions below can read them. */
-typedef struct ark_idset {
-    /* private, read by the inline functions */
-    const ark__idset_group *groups; /* ngroups headers */
-    const uint32_t *keys;           /* first id of each group */
-    size_t count;                   /* ids held */
-    size_t ngroups;                 /* ceil(count / 256) */
-    /* private, used by idset.c only */
-    ark__idset_group *groups_w; /* == groups, writable */
-    uint32_t *keys_w;           /* == keys, writable */
-    size_t cap;                 /* headers and keys allocated */
-    void *free_nodes;           /* freelist of 1024-byte nodes */
-    size_t nfree;               /* nodes on the freelist */
-    size_t nnodes;              /* nodes allocated (in use + free) */
-    size_t ndense;              /* dense groups */
-    ark_allocator alloc;
-    /* private debug counters of the last mutating call (read by tests) */
-    size_t stat_moves;      /* ids moved between slots or groups */
-    size_t stat_promotions; /* groups turned dense -> sparse */
-    size_t stat_demotions;  /* groups turned sparse -> dense */
-    size_t stat_rebases;    /* dense groups re-centred on a new base */
-    size_t stat_allocs;     /* allocator calls that succeeded */
-} ark_idset;
+/* Private: the part of a set the inline functions read. It is the first
+ * member of the (opaque) struct ark_idset, defined in src/. */
+typedef struct ark__idset_view {
+    ark__idset_group *groups; /* ngroups headers */
+    uint32_t *keys;           /* first id of each group */
+    size_t count;             /* ids held */
+    size_t ngroups;           /* ceil((front + count) / 256) */
+    /* Empty positions before group 0's first id: group 0 holds 256 - front
+     * ids (or count, when it is the only group; front is then 0), group
+     * k >= 1 positions [256k - front, 256k - front + 256). */
+    size_t front;
+} ark__idset_view;
+
+/* An id set (opaque). */
+typedef struct ark_idset ark_idset;
+
+/* Private: the group geometry the inline functions need. A group holds
+ * ARK__IDSET_GROUP ids (position p is in group p >> ARK__IDSET_SHIFT, slot
+ * (head + p) & ARK__IDSET_MASK); a dense group stores id - base as int16,
+ * so its window is [base - ARK__IDSET_HALF, base + ARK__IDSET_HALF - 1],
+ * ARK__IDSET_SPAN wide. */
+#define ARK__IDSET_SHIFT 8
+#define ARK__IDSET_GROUP 256u
+#define ARK__IDSET_MASK 255u
+#define ARK__IDSET_HALF 32768u
+#define ARK__IDSET_SPAN 65535u
 
 /* Private: a sparse group whose range stays at or below this is counted
- * towards a lazy demotion (see idset.c). */
+ * towards a lazy demotion (see src/idset_group.c). */
 #define ARK__IDSET_DEMOTE_SPAN 49151u
+
+/* Private: the view of a set. */
+ARK_ALWAYS_INLINE ARK_INLINE const ark__idset_view *
+ark__idset_view_of(const ark_idset *s) {
+    return (const ark__idset_view *)(const void *)s;
+}
 
 /* Private: the general insert (ark_idset_insert's slow path). */
 ARK_API ark_status ark__idset_insert(ark_idset *s, uint32_t id);
@@ -107,40 +120,35 @@ ARK_API void ark_idset_destroy(ark_idset *s);
 /*
  * Insert an id, keeping the order.
  * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
- * Complexity: O(log n + 127 + groups); O(1) amortized when id is above
+ * Complexity: O(log n + 127 + groups / 2); O(1) amortized when id is above
  * every id held (entities created in increasing order: the inline path
  * below writes the next free slot of the last group).
  */
-inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
-    size_t n = s->count;
-    if ((n & 255u) != 0) {
-        ark__idset_group *g = &s->groups_w[n >> 8];
-        unsigned slot = (unsigned)(g->head + n) & 255u;
-        unsigned prev = (slot - 1u) & 255u;
-        int ok = 0;
+ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
+    ark__idset_view *v = (ark__idset_view *)(void *)s;
+    size_t n = v->count + v->front; /* the end, in group-aligned terms */
+    if ((n & ARK__IDSET_MASK) != 0) {
+        ark__idset_group *g = &v->groups[n >> ARK__IDSET_SHIFT];
+        unsigned slot = (unsigned)(g->head + n) & ARK__IDSET_MASK;
+        unsigned prev = (slot - 1u) & ARK__IDSET_MASK;
         if (g->dense) {
             int16_t *d = (int16_t *)g->data;
-            uint32_t off = id - (g->base - 32768u);
-            if (id > g->base + (uint32_t)(int32_t)d[prev] && off <= 65535u) {
-                d[slot] = (int16_t)((int32_t)off - 32768);
-                ok = 1;
+            uint32_t off = id - (g->base - ARK__IDSET_HALF);
+            if (id > g->base + (uint32_t)(int32_t)d[prev] &&
+                off <= ARK__IDSET_SPAN) {
+                d[slot] = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
+                v->count++;
+                return ARK_OK;
             }
         } else {
             uint32_t *d = (uint32_t *)g->data;
-            if (id > d[prev] && id - s->keys[n >> 8] > ARK__IDSET_DEMOTE_SPAN) {
+            if (id > d[prev] &&
+                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN) {
                 d[slot] = id;
                 g->credit = 0;
-                ok = 1;
+                v->count++;
+                return ARK_OK;
             }
-        }
-        if (ok) {
-            s->count = n + 1;
-            s->stat_moves = 0;
-            s->stat_promotions = 0;
-            s->stat_demotions = 0;
-            s->stat_rebases = 0;
-            s->stat_allocs = 0;
-            return ARK_OK;
         }
     }
     return ark__idset_insert(s, id);
@@ -148,16 +156,16 @@ inline ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
 
 /*
  * Remove an id.
- * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (a later group had to change
+ * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (another group had to change
  * form and no node could be allocated).
- * Complexity: O(log n + 127 + groups).
+ * Complexity: O(log n + 127 + groups / 2).
  */
 ARK_API ark_status ark_idset_remove(ark_idset *s, uint32_t id);
 
 /*
  * Remove the id at a position.
  * Errors: ARK_ERANGE (pos >= count), ARK_ENOMEM (as ark_idset_remove).
- * Complexity: O(127 + groups).
+ * Complexity: O(127 + groups / 2).
  */
 ARK_API ark_status ark_idset_remove_at(ark_idset *s, size_t pos);
 
@@ -179,12 +187,16 @@ ARK_API ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
  * (check the count first: 0 is also a valid id).
  * Complexity: O(1): the group header, then one slot.
  */
-inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
-    if (pos >= s->count) {
+ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
+    const ark__idset_view *v = ark__idset_view_of(s);
+    if (pos >= v->count) {
         return 0;
     }
-    const ark__idset_group *g = &s->groups[pos >> 8];
-    unsigned slot = (unsigned)(g->head + pos) & 255u;
+    size_t at = pos + v->front;
+    size_t k = at >> ARK__IDSET_SHIFT;
+    const ark__idset_group *g = &v->groups[k];
+    size_t j = k != 0 ? at : pos; /* the index inside the group, mod 256 */
+    unsigned slot = (unsigned)(g->head + j) & ARK__IDSET_MASK;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
         return g->base + (uint32_t)(int32_t)d[slot];
@@ -193,15 +205,16 @@ inline uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
 }
 
 /* Private: the last group whose first id is <= id, or 0. */
-inline size_t ark__idset_group_of(const ark_idset *s, uint32_t id) {
-    const uint32_t *b = s->keys;
-    size_t n = s->ngroups;
+ARK_ALWAYS_INLINE ARK_INLINE size_t
+ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
+    const uint32_t *b = v->keys;
+    size_t n = v->ngroups;
     while (n > 1) {
         size_t half = n >> 1;
         b = b[half] <= id ? b + half : b;
         n -= half;
     }
-    return (size_t)(b - s->keys);
+    return (size_t)(b - v->keys);
 }
 
 /* Private: the first position j in [0, len] of group g whose id >= id.
@@ -209,20 +222,20 @@ inline size_t ark__idset_group_of(const ark_idset *s, uint32_t id) {
  * first positions, slots [0, head) the rest. One comparison picks the run,
  * then a branchless search (conditional moves, no jumps) runs over plain
  * contiguous memory like a flat array's. */
-inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
-                                     uint32_t id) {
+ARK_ALWAYS_INLINE ARK_INLINE size_t
+ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
     unsigned head = g->head;
-    size_t na = 256u - head < len ? 256u - head : len;
+    size_t na = ARK__IDSET_GROUP - head < len ? ARK__IDSET_GROUP - head : len;
     size_t nb = len - na;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
-        uint32_t off = id - (g->base - 32768u);
-        if (off > 65535u) {
+        uint32_t off = id - (g->base - ARK__IDSET_HALF);
+        if (off > ARK__IDSET_SPAN) {
             /* Outside the window: below every id or above every id. */
             return id < g->base ? 0 : len;
         }
-        int16_t t = (int16_t)((int32_t)off - 32768);
-        int second = (nb > 0) & (d[255] < t);
+        int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
+        int second = (nb > 0) & (d[ARK__IDSET_MASK] < t);
         const int16_t *b = second ? d : d + head;
         const int16_t *start = b;
         size_t n = second ? nb : na;
@@ -234,7 +247,7 @@ inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
         return (second ? na : 0) + (size_t)(b - start) + (*b < t);
     }
     const uint32_t *d = (const uint32_t *)g->data;
-    int second = (nb > 0) & (d[255] < id);
+    int second = (nb > 0) & (d[ARK__IDSET_MASK] < id);
     const uint32_t *b = second ? d : d + head;
     const uint32_t *start = b;
     size_t n = second ? nb : na;
@@ -246,41 +259,43 @@ inline size_t ark__idset_group_lower(const ark__idset_group *g, size_t len,
     return (second ? na : 0) + (size_t)(b - start) + (*b < id);
 }
 
-/* Private: ids held by group k. */
-inline size_t ark__idset_group_len(const ark_idset *s, size_t k) {
-    return k + 1 < s->ngroups ? 256 : s->count - (k << 8);
-}
-
 /*
  * Return the position of the first id >= id (count when there is none).
  * Complexity: O(log groups + 8): a search of the contiguous key array, then
  * inside one group.
  */
-inline size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
-    if (s->count == 0 || id < s->keys[0]) {
+ARK_INLINE size_t ark_idset_lower_bound(const ark_idset *s, uint32_t id) {
+    const ark__idset_view *v = ark__idset_view_of(s);
+    if (v->count == 0 || id < v->keys[0]) {
         return 0;
     }
-    size_t k = ark__idset_group_of(s, id);
-    return (k << 8) + ark__idset_group_lower(&s->groups[k],
-                                             ark__idset_group_len(s, k), id);
+    size_t k = ark__idset_group_of(v, id);
+    size_t start = k != 0 ? (k << ARK__IDSET_SHIFT) - v->front : 0;
+    size_t end = k + 1 < v->ngroups ? ((k + 1) << ARK__IDSET_SHIFT) - v->front
+                                    : v->count;
+    return start + ark__idset_group_lower(&v->groups[k], end - start, id);
 }
 
 /*
  * Return the position of id, or ARK_NOT_FOUND when it is absent.
  * Complexity: as ark_idset_lower_bound.
  */
-inline size_t ark_idset_find(const ark_idset *s, uint32_t id) {
+ARK_INLINE size_t ark_idset_find(const ark_idset *s, uint32_t id) {
     size_t p = ark_idset_lower_bound(s, id);
-    return p < s->count && ark_idset_at(s, p) == id ? p : ARK_NOT_FOUND;
+    return p < ark__idset_view_of(s)->count && ark_idset_at(s, p) == id
+               ? p
+               : ARK_NOT_FOUND;
 }
 
 /* Return whether id is in the set. Complexity: as ark_idset_find. */
-inline bool ark_idset_contains(const ark_idset *s, uint32_t id) {
+ARK_INLINE bool ark_idset_contains(const ark_idset *s, uint32_t id) {
     return ark_idset_find(s, id) != ARK_NOT_FOUND;
 }
 
 /* Return the number of ids held. */
-inline size_t ark_idset_count(const ark_idset *s) { return s->count; }
+ARK_INLINE size_t ark_idset_count(const ark_idset *s) {
+    return ark__idset_view_of(s)->count;
+}
 
 /*
  * Return the bytes the set holds from its allocator: the set itself, the
@@ -297,6 +312,130 @@ ARK_API size_t ark_idset_memory(const ark_idset *s);
  */
 ARK_API size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out,
                               size_t n);
+
+/*
+ * Replace out's contents with the ids in both a and b. out may be a or b
+ * (or both); a and b may be the same set.
+ * Errors: ARK_ENOMEM (out is unchanged: the result is built aside, then
+ * swapped in).
+ * Complexity: O(|a| + |b|), group by group; when one side is much smaller,
+ * O(small * log(large / small)) by galloping through the larger one.
+ */
+ARK_API ark_status ark_idset_intersect(ark_idset *out, const ark_idset *a,
+                                       const ark_idset *b);
+
+/*
+ * Replace out's contents with the ids in a or b (or both). Aliasing and
+ * errors as ark_idset_intersect.
+ * Complexity: O(|a| + |b|).
+ */
+ARK_API ark_status ark_idset_union(ark_idset *out, const ark_idset *a,
+                                   const ark_idset *b);
+
+/*
+ * Replace out's contents with the ids in a and not in b (a \ b). Aliasing
+ * and errors as ark_idset_intersect.
+ * Complexity: O(|a| + |b|); O(|a| log(|b| / |a|)) when a is much smaller.
+ */
+ARK_API ark_status ark_idset_difference(ark_idset *out, const ark_idset *a,
+                                        const ark_idset *b);
+
+/*
+ * Return how many ids are in both a and b, without building the set.
+ * Complexity: as ark_idset_intersect.
+ */
+ARK_API size_t ark_idset_intersect_count(const ark_idset *a,
+                                         const ark_idset *b);
+
+/*
+ * Inline iterator over the ids in order, from a position, without copying:
+ *
+ *     for (ark_idset_iter it = ark_idset_iter_begin(s, pos);
+ *          ark_idset_iter_valid(&it); ark_idset_iter_next(&it)) {
+ *         use(it.id);
+ *     }
+ *
+ * id (the current id) and pos (its position) are public and read-only;
+ * the other fields are private. A step is a slot read inside the current
+ * group; crossing into the next group reads its header.
+ * Lifetime: valid until the set is changed or destroyed; any mutating call
+ * on the set (insert, remove, the set algebra with it as out) invalidates
+ * every iterator over it.
+ */
+typedef struct ark_idset_iter {
+    uint32_t id;                /* public, read-only: the current id */
+    size_t pos;                 /* public, read-only: its position */
+    const ark__idset_view *set; /* private: the set iterated */
+    const void *data;           /* private: the current group's slots */
+    uint32_t base;              /* private: its base (dense) */
+    unsigned slot;              /* private: the slot of pos */
+    unsigned dense;             /* private: 1 dense, 0 sparse */
+    size_t group_end; /* private: the end of the current group's positions;
+                         pos when the iterator is past the end */
+} ark_idset_iter;
+
+/* Private: enter the group holding it->pos (or end the walk). */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__idset_iter_load(ark_idset_iter *it) {
+    const ark__idset_view *v = it->set;
+    size_t pos = it->pos;
+    if (pos >= v->count) {
+        it->group_end = pos;
+        return;
+    }
+    size_t at = pos + v->front;
+    size_t k = at >> ARK__IDSET_SHIFT;
+    const ark__idset_group *g = &v->groups[k];
+    size_t end = ((k + 1) << ARK__IDSET_SHIFT) - v->front;
+    it->group_end = end < v->count ? end : v->count;
+    it->data = g->data;
+    it->base = g->base;
+    it->dense = g->dense;
+    it->slot = (unsigned)(g->head + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
+    it->id =
+        g->dense
+            ? g->base + (uint32_t)(int32_t)((const int16_t *)g->data)[it->slot]
+            : ((const uint32_t *)g->data)[it->slot];
+}
+
+/*
+ * Return an iterator at position pos (past the end when pos >= count).
+ * Complexity: O(1).
+ */
+ARK_ALWAYS_INLINE ARK_INLINE ark_idset_iter
+ark_idset_iter_begin(const ark_idset *s, size_t pos) {
+    ark_idset_iter it;
+    it.id = 0;
+    it.pos = pos;
+    it.set = ark__idset_view_of(s);
+    it.data = 0;
+    it.base = 0;
+    it.slot = 0;
+    it.dense = 0;
+    it.group_end = pos;
+    ark__idset_iter_load(&it);
+    return it;
+}
+
+/* Return true while the iterator is at an id. Complexity: O(1). */
+ARK_ALWAYS_INLINE ARK_INLINE bool
+ark_idset_iter_valid(const ark_idset_iter *it) {
+    return it->pos < it->group_end;
+}
+
+/* Advance to the next id (in increasing order). Complexity: O(1). */
+ARK_ALWAYS_INLINE ARK_INLINE void ark_idset_iter_next(ark_idset_iter *it) {
+    size_t pos = ++it->pos;
+    if (ARK_LIKELY(pos < it->group_end)) {
+        unsigned slot = (it->slot + 1u) & ARK__IDSET_MASK;
+        it->slot = slot;
+        it->id = it->dense
+                     ? it->base +
+                           (uint32_t)(int32_t)((const int16_t *)it->data)[slot]
+                     : ((const uint32_t *)it->data)[slot];
+        return;
+    }
+    ark__idset_iter_load(it);
+}
 
 /*
  * Check every invariant of the set (order, group sizes, keys, dense

@@ -180,7 +180,9 @@ ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
 
 /* Run on_remove on and free every element marked by remove_later, in the
  * order they were marked, including those hooks mark during the flush.
- * Returns how many were freed. Does nothing (returns 0) from a hook. */
+ * Returns how many marked elements were freed (elements that hooks remove
+ * with ark_pool_remove during the flush are freed too, but not counted).
+ * Does nothing (returns 0) from a hook. */
 ARK_API size_t ark_pool_flush(ark_pool *p);
 
 /* Return the number of live elements (marked ones excluded). */

@@ -31,6 +31,11 @@
  * amortised O(1); insert and erase move the tail; drain, clear, copy are
  * O(n).
  *
+ * Sizes: an ark_refvec or an autorelease pool holds at most ARK_REFVEC_MAX
+ * references and an ark_refmap at most ARK_REFMAP_MAX entries. A call
+ * that would go past the limit returns ARK_ENOMEM without calling the
+ * allocator, so no size computed from a count can wrap or be absurd.
+ *
  * Thread-safety: containers none. The count of an ark_ref_init_atomic
  * object may be changed from any thread; see ark_ref_release_atomic for the
  * memory orderings.
@@ -44,10 +49,24 @@
 #include "ark/core.h"
 #include "ark/idmap.h"
 
+#include <stdint.h>
+
 #ifndef __cplusplus
 #include <assert.h>
 #include <stdatomic.h>
 #endif
+
+/* The most references an ark_refvec or an autorelease pool holds:
+ * 2^32 - 1 (an array of 32 GiB on 64-bit targets), or fewer where the
+ * array's bytes would pass PTRDIFF_MAX (32-bit targets). */
+#define ARK_REFVEC_MAX                                                         \
+    ((size_t)(PTRDIFF_MAX / sizeof(void *) < UINT32_MAX                        \
+                  ? PTRDIFF_MAX / sizeof(void *)                               \
+                  : UINT32_MAX))
+
+/* The most entries an ark_refmap holds: 2^32 - 1 (on 32-bit targets the
+ * underlying ark_idmap may run out of address space first). */
+#define ARK_REFMAP_MAX ((size_t)UINT32_MAX)
 
 #ifdef __cplusplus
 extern "C" {
@@ -231,8 +250,9 @@ ARK_API void ark_autorelease_pool_destroy(ark_autorelease_pool *p);
 /*
  * Hand one reference of r to the pool: it is released at the next drain.
  * The count does not change now.
- * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (r not queued; its count is
- * untouched, so the caller still owns that reference).
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (r not queued, also when the
+ * pool holds ARK_REFVEC_MAX references; its count is untouched, so the
+ * caller still owns that reference).
  * Complexity: amortised O(1); the pool's array keeps its capacity across
  * drains, so a steady frame loop does not allocate.
  */
@@ -277,14 +297,16 @@ ARK_API void ark_refvec_destroy(ark_refvec *v);
 
 /*
  * Append r and retain it.
- * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM. Unchanged on error.
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (also at ARK_REFVEC_MAX
+ * elements). Unchanged on error.
  * Complexity: amortised O(1).
  */
 ARK_API ark_status ark_refvec_push(ark_refvec *v, ark_ref *r);
 
 /*
  * Insert r before position i (i == count appends) and retain it.
- * Errors: ARK_EINVAL (r NULL), ARK_ERANGE (i > count), ARK_ENOMEM.
+ * Errors: ARK_EINVAL (r NULL), ARK_ERANGE (i > count), ARK_ENOMEM (also
+ * at ARK_REFVEC_MAX elements).
  * Complexity: O(count - i).
  */
 ARK_API ark_status ark_refvec_insert(ark_refvec *v, size_t i, ark_ref *r);
@@ -317,7 +339,8 @@ ARK_API void ark_refvec_clear(ark_refvec *v);
 /*
  * Make room for n elements in total so that the next pushes up to n do not
  * allocate.
- * Errors: ARK_ENOMEM (unchanged).
+ * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
+ * when n > ARK_REFVEC_MAX).
  */
 ARK_API ark_status ark_refvec_reserve(ark_refvec *v, size_t n);
 
@@ -376,8 +399,8 @@ ARK_API void ark_refmap_destroy(ark_refmap *m);
 /*
  * Map key to r and retain r; a value it replaces is released after the map
  * holds r (so putting the same object again changes no count).
- * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (the table could not grow; map
- * and counts unchanged).
+ * Errors: ARK_EINVAL (r NULL), ARK_ENOMEM (the table could not grow, also
+ * at ARK_REFMAP_MAX entries; map and counts unchanged).
  * Complexity: O(1) expected.
  */
 ARK_API ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r);
@@ -400,7 +423,8 @@ ARK_API size_t ark_refmap_count(const ark_refmap *m);
 
 /*
  * Make room for n entries so that puts up to n neither allocate nor fail.
- * Errors: ARK_ENOMEM (unchanged).
+ * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
+ * when n > ARK_REFMAP_MAX).
  */
 ARK_API ark_status ark_refmap_reserve(ark_refmap *m, size_t n);
 

@@ -241,8 +241,9 @@ ARK_API ark_status ark_table_remove_later(ark_table *t, ark_handle h);
 
 /* Remove every row marked by remove_later, in marking order (each one a
  * swap-and-pop, after its on_remove), including rows hooks mark during the
- * flush. Returns how many rows were removed. Does nothing (returns 0) from
- * a hook. */
+ * flush. Returns how many marked rows were removed (rows that hooks remove
+ * with ark_table_remove during the flush go too, uncounted). Does nothing
+ * (returns 0) from a hook. */
 ARK_API size_t ark_table_flush(ark_table *t);
 
 /*

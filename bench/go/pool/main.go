@@ -3,7 +3,7 @@
 // build/bench/go/bench_<section>_go and runs it.
 
 // Section `pool`, Go peers of ark_pool: the Go map, a Go slice and our
-// port of seed 000's SliceMap, with the same workloads, PRNG, seed and
+// port of the Go client article's SliceMap, with the same workloads, PRNG, seed and
 // operation order as bench/bench_pool.c (its header comment is the
 // recipe), so the checksums agree. CLI and CSV as bench/bench_common.h.
 //

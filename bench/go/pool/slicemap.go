@@ -1,6 +1,6 @@
 package main
 
-// SliceMap is our port of seed 000's design (a Go "slice instead of map"
+// SliceMap is our port of the Go client article's design (a Go "slice instead of map"
 // container), kept as the seed describes it so the bench measures that
 // design: a slice of element pointers (nil = empty), a FIFO list of freed
 // slot indices reused before fresh ones, slot 0 never used, and a handle

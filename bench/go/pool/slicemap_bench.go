@@ -3,7 +3,7 @@ package main
 import "time"
 
 // go_slicemap: the SliceMap port (slicemap.go). Each element is allocated
-// on the heap and saved by pointer, as seed 000 does; iteration goes
+// on the heap and saved by pointer, as the Go client article does; iteration goes
 // through Range with a callback, the port's only way to iterate.
 
 func smNew() *SliceMap { return NewSliceMap(1024, 1024) }

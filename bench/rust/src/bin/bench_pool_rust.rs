@@ -221,12 +221,14 @@ fn stale<C: Container>(imp: &str, n: usize, runs: usize) {
     row("stale_accepted", n / 2, imp, &mut [accepted as f64], "handles", (n / 2) as u64);
 }
 
-fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
+fn holes<C: Container>(imp: &str, n: usize, runs: usize) {
+    const REPS: usize = 10; // HOLES_REPS in pool_recipe.h
     let perm = perm_make(n);
     let mut h = vec![DefaultKey::default(); n];
-    let mut keys = vec![DefaultKey::default(); n];
-    let (mut ti, mut tg) = (vec![0.0; runs], vec![0.0; runs]);
-    let (mut cnt, mut sum) = (0u64, 0u64);
+    let m = n / 10;
+    let live = n - m;
+    let mut t = vec![0.0; runs];
+    let mut sum = 0u64;
     let start = Instant::now();
     let mut done = 0;
     for run in 0..runs {
@@ -235,33 +237,26 @@ fn s001<C: Container>(imp: &str, n: usize, runs: usize) {
         }
         done = run + 1;
         let mut c = C::new();
-        let t0 = Instant::now();
         for i in 0..n {
             h[i] = c.insert(elem_make(i as u64));
         }
-        let t1 = Instant::now();
-        cnt = c.count() as u64;
-        for k in 0..n {
-            keys[k] = h[perm[k] as usize];
+        for k in 0..m {
+            c.remove(h[perm[k] as usize]);
         }
         sum = 0;
-        let t1k = Instant::now();
-        for k in 0..n {
-            if let Some(e) = c.get(keys[k]) {
-                sum = sum.wrapping_add(xbits(e));
-            }
+        let t0 = Instant::now();
+        for _ in 0..REPS {
+            sum = sum.wrapping_add(c.sum());
         }
-        let t2 = Instant::now();
-        ti[run] = per(t0, t1, n as f64);
-        tg[run] = per(t1k, t2, n as f64);
+        t[run] = per(t0, Instant::now(), (live * REPS) as f64);
     }
-    row("s001_insert", n, imp, &mut ti[..done], "ns/op", cnt);
-    row("s001_get_random", n, imp, &mut tg[..done], "ns/op", sum);
+    row("holes_iterate", n, imp, &mut t[..done], "ns/elem", sum);
 }
 
 fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
     let mut h = vec![DefaultKey::default(); live];
     let (mut tf, mut tit) = (vec![0.0; runs], vec![0.0; runs]);
+    let (mut trm, mut tin) = (vec![0.0; runs], vec![0.0; runs]);
     let mut check = 0u64;
     let m = live / 10;
     let start = Instant::now();
@@ -277,7 +272,7 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
         for i in 0..live {
             h[i] = c.insert(elem_make(i as u64));
         }
-        let (mut frame_ns, mut iter_ns) = (0u128, 0u128);
+        let (mut frame_ns, mut iter_ns, mut rm_ns, mut in_ns) = (0u128, 0u128, 0u128, 0u128);
         check = 0;
         for _ in 0..frames {
             let t0 = Instant::now();
@@ -286,6 +281,7 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
                 c.remove(h[j]);
                 h[j] = h[live - k - 1];
             }
+            let tr = Instant::now();
             for k in 0..m {
                 h[live - m + k] = c.insert(elem_make(next));
                 next += 1;
@@ -295,19 +291,28 @@ fn churn<C: Container>(imp: &str, live: usize, frames: usize, runs: usize) {
             let t2 = Instant::now();
             frame_ns += t2.duration_since(t0).as_nanos();
             iter_ns += t2.duration_since(t1).as_nanos();
+            rm_ns += tr.duration_since(t0).as_nanos();
+            in_ns += t1.duration_since(tr).as_nanos();
         }
         tf[run] = frame_ns as f64 / frames as f64 / 1000.0;
         tit[run] = iter_ns as f64 / frames as f64 / 1000.0;
+        trm[run] = rm_ns as f64 / (frames * m) as f64;
+        tin[run] = in_ns as f64 / (frames * m) as f64;
     }
     row("churn_frame", live, imp, &mut tf[..done], "us/frame", check);
     row("churn_iterate", live, imp, &mut tit[..done], "us/frame", check);
+    row("churn_remove", live, imp, &mut trm[..done], "ns/op", check);
+    row("churn_insert", live, imp, &mut tin[..done], "ns/op", check);
 }
 
-fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
+/// seq (s001 at 1M, s000 at 10M): insert, iterate, get in order, get
+/// picks[k] = h[perm[k]] (the handle array in random order, read inside
+/// the timed loop), remove picks[k].
+fn seq<C: Container>(imp: &str, fam: &str, n: usize, runs: usize) {
     let perm = perm_make(n);
     let mut h = vec![DefaultKey::default(); n];
-    let mut keys = vec![DefaultKey::default(); n];
-    for k in h.iter_mut().chain(keys.iter_mut()) {
+    let mut picks = vec![DefaultKey::default(); n];
+    for k in h.iter_mut().chain(picks.iter_mut()) {
         *k = DefaultKey::default(); // touch every page before measuring
     }
     let mut t: Vec<Vec<f64>> = vec![vec![0.0; runs]; 5];
@@ -334,8 +339,8 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
         if run == 0 {
             mem = (proc_status_kib("VmHWM") - base) as f64 * 1024.0 / n as f64;
         }
-        let t1b = Instant::now();
         c5[0] = c.count() as u64;
+        let t1b = Instant::now();
         c5[1] = c.sum();
         let t2 = Instant::now();
         c5[2] = 0;
@@ -346,19 +351,19 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
         }
         let t3 = Instant::now();
         for k in 0..n {
-            keys[k] = h[perm[k] as usize];
+            picks[k] = h[perm[k] as usize];
         }
         c5[3] = 0;
         let t3k = Instant::now();
         for k in 0..n {
-            if let Some(e) = c.get(keys[k]) {
+            if let Some(e) = c.get(picks[k]) {
                 c5[3] = c5[3].wrapping_add(xbits(e));
             }
         }
         let t4 = Instant::now();
         let before = c.count();
         for k in 0..n {
-            c.remove(keys[k]);
+            c.remove(picks[k]);
         }
         let t5 = Instant::now();
         c5[4] = (before - c.count()) as u64;
@@ -368,28 +373,30 @@ fn s000<C: Container>(imp: &str, n: usize, runs: usize) {
         t[3][run] = per(t3k, t4, n as f64);
         t[4][run] = per(t4, t5, n as f64);
     }
-    let names = ["s000_insert", "s000_iterate", "s000_get_seq", "s000_get_random", "s000_remove_random"];
+    let names = ["insert", "iterate", "get_seq", "get_random", "remove_random"];
     for w in 0..5 {
-        row(names[w], n, imp, &mut t[w][..done], "ns/op", c5[w]);
+        row(&format!("{}_{}", fam, names[w]), n, imp, &mut t[w][..done], "ns/op", c5[w]);
     }
-    row("s000_memory", n, imp, &mut [mem], "B/elem", n as u64);
+    row(&format!("{}_memory", fam), n, imp, &mut [mem], "B/elem", n as u64);
 }
 
 fn run_all<C: Container>(imp: &str, mode: &str, runs: usize) {
-    let (n000, n001, churn_ns, stale_n, frames) = match mode {
-        "smoke" => (10000, 10000, [1000, 10000], 10000, 2),
-        "full" => (10000000, 1000000, [100000, 1000000], 1000000, 100),
-        _ => (1000000, 100000, [10000, 100000], 100000, 100),
+    // sizes_for in pool_recipe.h: s000, s001, churn, stale, holes, frames
+    let (n000, n001, churn_ns, stale_n, holes_n, frames) = match mode {
+        "smoke" => (10000, 10000, [1000, 10000], 10000, 10000, 2),
+        "full" => (10000000, 1000000, [100000, 1000000], 1000000, 1000000, 100),
+        _ => (1000000, 100000, [10000, 100000], 100000, 100000, 100),
     };
     peak_reset();
     stale::<C>(imp, stale_n, runs);
     peak_reset();
-    s001::<C>(imp, n001, runs);
+    holes::<C>(imp, holes_n, runs);
+    seq::<C>(imp, "s001", n001, runs);
     for &l in churn_ns.iter() {
         peak_reset();
         churn::<C>(imp, l, frames, runs);
     }
-    s000::<C>(imp, n000, runs);
+    seq::<C>(imp, "s000", n000, runs);
 }
 
 fn main() {

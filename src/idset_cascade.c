@@ -1,0 +1,587 @@
+/*
+ * idset_cascade.c - single inserts and removes.
+ *
+ * An insert at position j of group k shifts at most 127 ids inside group
+ * k (whichever side is shorter); when k was full its last id then enters
+ * group k + 1 at the front, whose last id enters group k + 2, and so on:
+ * the cascade. A remove is the reverse: each later group gives its first id
+ * to the previous group's back. In a full circular queue both ends are
+ * adjacent slots, so a step is one slot write and a head move:
+ *
+ *   direction IN  (insert): slot = head - 1 holds the last id; read it (it
+ *                 moves on), write the incoming id there, head = slot.
+ *   direction OUT (remove): slot = head holds the first id (already given
+ *                 to the previous group); write the next group's first id
+ *                 there, head = slot + 1.
+ *
+ * One loop runs both directions. Its common step (the incoming id fits a
+ * dense group's window, or a sparse group stays wide) is a handful of
+ * instructions; anything else (rebase, promotion, demotion credit, buddy
+ * join) goes through the general step.
+ */
+#include "idset_internal.h"
+
+enum cascade_dir { CASCADE_IN, CASCADE_OUT };
+
+/* Cascade steps walking up prefetch the slot of the group this many ahead:
+ * at large sizes each step is a cache miss on a node, and the headers say
+ * where the next ones are. Prefetching pays once the nodes outgrow the
+ * caches. (Walking down, the front-side walks measured no gain from it.) */
+#define PREFETCH_AHEAD 16u
+#define PREFETCH_MIN_GROUPS 1024u
+
+static inline void prefetch_slot(const grp *g, unsigned delta) {
+    unsigned slot = (g->head + delta) & SLOT_MASK;
+    unsigned shift = g->dense ? 1u : 2u;
+    ARK_PREFETCH_WRITE((const char *)g->data + (slot << shift));
+}
+
+/* The general step on full group i in direction dir with incoming id x:
+ * make the group fit its new range, write x, move head, count credit, join
+ * buddies. Returns the id that left (IN: the group's old last id). */
+static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
+    grp *h = G(s, i);
+    unsigned slot = dir == CASCADE_IN ? (h->head - 1u) & SLOT_MASK : h->head;
+    uint32_t out = slot_get(h, slot);
+    /* The group's far end after the step: IN its new last id (position
+     * 254), OUT its new first id (position 1). */
+    uint32_t far = pos_get(h, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
+    uint32_t mn = dir == CASCADE_IN ? x : far;
+    uint32_t mx = dir == CASCADE_IN ? far : x;
+    ark__idset_ensure(s, i, mn, mx);
+    slot_set(h, slot, x);
+    h->head = (uint8_t)(dir == CASCADE_IN ? slot : slot + 1u);
+    if (!h->dense) {
+        ark__idset_credit(s, i, mn, mx);
+    }
+    ark__idset_maybe_join(s, i);
+    s->v.keys[i] = mn;
+    return out;
+}
+
+/* The common step on full group h in direction dir with incoming id x,
+ * or 0 when the general one is needed: write x, set *out to the id that
+ * left (IN: the old last, OUT: the old first) and *key to the group's new
+ * first id. */
+static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
+                                              uint32_t *out, uint32_t *key) {
+    unsigned head = h->head;
+    unsigned slot = dir == CASCADE_IN ? (head - 1u) & SLOT_MASK : head;
+    unsigned next = dir == CASCADE_IN ? slot : (head + 1u) & SLOT_MASK;
+    if (h->dense) {
+        int16_t *d = (int16_t *)h->data;
+        uint32_t base = h->base;
+        uint32_t off = x - (base - DENSE_HALF);
+        if (off > DENSE_SPAN) {
+            return 0;
+        }
+        *out = base + (uint32_t)(int32_t)d[slot];
+        *key = dir == CASCADE_IN ? x : base + (uint32_t)(int32_t)d[next];
+        d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
+    } else {
+        uint32_t *d = (uint32_t *)h->data;
+        /* IN: the new last id is at slot - 1; OUT: the new first at next. */
+        uint32_t far = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : next];
+        if ((dir == CASCADE_IN ? far - x : x - far) <= DEMOTE_SPAN) {
+            return 0; /* narrow: count towards a demotion */
+        }
+        *out = d[slot];
+        *key = dir == CASCADE_IN ? x : far;
+        d[slot] = x;
+        h->credit = 0;
+    }
+    h->head = (uint8_t)next;
+    return 1;
+}
+
+/* The id entering group i: the carried id when it travels the way the
+ * walk goes (IN walking up, OUT walking down); walking up with OUT, the
+ * next group's first id; walking down with IN, the previous group's last
+ * id (neither has been changed yet). */
+static ARK_ALWAYS_INLINE inline uint32_t
+incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
+    if ((dir == CASCADE_IN) != down) {
+        return x;
+    }
+    if (!down) {
+        return s->v.keys[i + 1];
+    }
+    return pos_get(&s->v.groups[i - 1], (unsigned)glen(s, i - 1) - 1u);
+}
+
+/* The cascade over n full groups from group from, walking up (from, from
+ * + 1, ...) or down (from, from - 1, ...), each a step in direction dir
+ * (IN: the incoming id enters at the front, the last leaves; OUT: the
+ * first leaves, the incoming id enters at the back). Returns the id that
+ * left the last group walked. The common steps run in a tight loop, left
+ * for a general step and re-entered while nothing was demoted (a demotion
+ * may call for buddy joins, which only the general step makes). */
+static ARK_ALWAYS_INLINE inline uint32_t
+cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
+    grp *gs = s->v.groups;
+    uint32_t *keys = s->v.keys;
+    size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
+    if (!down && s->v.ngroups >= PREFETCH_MIN_GROUPS && n > PREFETCH_AHEAD) {
+        pf_n = n - PREFETCH_AHEAD;
+    }
+    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
+    size_t t = 0;
+    while (t < n) {
+        for (; t < n && !s->demoted; t++) {
+            size_t i = down ? from - t : from + t;
+            if (t < pf_n) {
+                size_t ahead = down ? i - PREFETCH_AHEAD : i + PREFETCH_AHEAD;
+                prefetch_slot(&gs[ahead], pf_delta);
+            }
+            uint32_t in = incoming(s, i, dir, down, x);
+            if (!step_fast(&gs[i], dir, in, &x, &keys[i])) {
+                break;
+            }
+        }
+        if (t < n) {
+            size_t i = down ? from - t : from + t;
+            x = step_general(s, i, dir, incoming(s, i, dir, down, x));
+            t++;
+        }
+    }
+    STAT_ADD(s, moves, n);
+    return x;
+}
+
+/* Insert towards the back: groups [from, end) each take x at the front. */
+static ARK_NOINLINE uint32_t cascade_in(ark_idset *s, size_t from, size_t end,
+                                        uint32_t x) {
+    return cascade(s, from, end > from ? end - from : 0, CASCADE_IN, 0, x);
+}
+
+/* Remove towards the back: groups [from, end) each take the next group's
+ * first id at the back. */
+static ARK_NOINLINE void cascade_out(ark_idset *s, size_t from, size_t end) {
+    cascade(s, from, end > from ? end - from : 0, CASCADE_OUT, 0, 0);
+}
+
+/* Insert towards the front: groups k - 1 down to 1 each take x at the
+ * back and give their first id on; returns the id leaving group 1 (x
+ * itself when k is 1). */
+static ARK_NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
+                                               uint32_t x) {
+    return cascade(s, k - 1, k - 1, CASCADE_OUT, 1, x);
+}
+
+/* Remove towards the front: groups k down to 1 each take the previous
+ * group's last id at the front (group k has a free slot there; the others'
+ * last ids have already moved on). */
+static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
+    cascade(s, k, k, CASCADE_IN, 1, 0);
+}
+
+/* ---- insert ------------------------------------------------------------- */
+
+/* The range [*mn, *mx] of group k (len ids) after id enters at position
+ * j; a full group loses its last id. */
+static void range_after_put(const grp *h, size_t len, unsigned j, uint32_t id,
+                            uint32_t *mn, uint32_t *mx) {
+    *mn = j == 0 ? id : pos_get(h, 0);
+    if (len == GROUP_SIZE) {
+        *mx = j == LAST_SLOT ? id : pos_get(h, LAST_SLOT - 1u);
+    } else {
+        *mx = j == len ? id : pos_get(h, (unsigned)len - 1u);
+    }
+}
+
+/* How many i < n have v[i] < lo[i] (below) or v[i] > hi[i] (above): the
+ * vectorised sweeps of the pre-passes (blocks of 8 with a constant trip
+ * count, which -O2 vectorises). An incoming id outside its group's window
+ * is the only way a cascade step can change a group's form. */
+static size_t count_below(const uint32_t *v, const uint32_t *lo, size_t n) {
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t b = 0;
+        for (size_t q = 0; q < 8; q++) {
+            b += (uint32_t)(v[i + q] < lo[i + q]);
+        }
+        c += b;
+    }
+    for (; i < n; i++) {
+        c += v[i] < lo[i];
+    }
+    return c;
+}
+
+static size_t count_above(const uint32_t *v, const uint32_t *hi, size_t n) {
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint32_t b = 0;
+        for (size_t q = 0; q < 8; q++) {
+            b += (uint32_t)(v[i + q] > hi[i + q]);
+        }
+        c += b;
+    }
+    for (; i < n; i++) {
+        c += v[i] > hi[i];
+    }
+    return c;
+}
+
+/* Pre-pass of an insert at (k, j): the nodes its promotions and a new
+ * group can need. Group i > k receives x, the old last id of group i - 1,
+ * with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
+ * does x, and the group cannot promote: no node is read then. */
+static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
+                          int grows) {
+    if (s->ndense == 0) {
+        return (size_t)grows; /* only a new group can need a node */
+    }
+    if (s->ndense + (size_t)grows <= s->nfree) {
+        return 0; /* the freelist covers every dense group and a new one */
+    }
+    size_t last = s->v.ngroups - 1, need = 0;
+    int last_promotes = 0;
+    int calm = id >= s->win_lo[k] && id <= s->win_hi[k] &&
+               count_below(s->v.keys + k, s->win_lo + k + 1, last - k) == 0;
+    for (size_t i = k; i <= last && !calm; i++) {
+        const grp *h = &s->v.groups[i];
+        if (!h->dense || fits(h, i == k ? id : s->v.keys[i - 1])) {
+            continue;
+        }
+        size_t len = glen(s, i);
+        uint32_t mn, mx;
+        if (i == k) {
+            range_after_put(h, len, j, id, &mn, &mx);
+        } else {
+            mn = pos_get(&s->v.groups[i - 1], LAST_SLOT);
+            mx = pos_get(h, (unsigned)len - (len == GROUP_SIZE ? 2u : 1u));
+        }
+        int p = mx - mn > DENSE_SPAN;
+        need += (size_t)(p && ark__idset_shares(s, i));
+        last_promotes = i == last ? p : last_promotes;
+    }
+    if (grows) {
+        size_t g = s->v.ngroups;
+        int half =
+            ark__idset_free_half(s, even_buddy(s, g)) != NULL && !last_promotes;
+        need += !half;
+    }
+    return need;
+}
+
+/* x enters the last group (L ids) at the front; returns the id that left
+ * when it was full (it starts a new group). */
+static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
+    if (L == GROUP_SIZE) {
+        return step_general(s, last, CASCADE_IN, x);
+    }
+    grp *h = G(s, last);
+    uint32_t mx = pos_get(h, (unsigned)L - 1u);
+    ark__idset_ensure(s, last, x, mx);
+    unsigned slot = (h->head - 1u) & SLOT_MASK;
+    slot_set(h, slot, x);
+    h->head = (uint8_t)slot;
+    if (!h->dense) {
+        ark__idset_credit(s, last, x, mx);
+    }
+    ark__idset_maybe_join(s, last);
+    s->v.keys[last] = x;
+    return 0;
+}
+
+/* Insert at (k, j), the cascade (if any) running towards the back. */
+static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+    size_t last = s->v.ngroups - 1;
+    size_t L = glen(s, last);
+    int grows = L == GROUP_SIZE; /* the last group spills into a new one */
+    size_t need = insert_need(s, k, j, id, grows);
+    if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)grows) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    /* Mutation: never fails from here on. */
+    grp *h = G(s, k);
+    size_t len = glen(s, k);
+    uint32_t mn, mx;
+    range_after_put(h, len, j, id, &mn, &mx);
+    uint32_t x = len == GROUP_SIZE ? pos_get(h, LAST_SLOT) : 0;
+    ark__idset_ensure(s, k, mn, mx);
+    unsigned live = len == GROUP_SIZE ? LAST_SLOT : (unsigned)len;
+    STAT_ADD(s, moves, ark__idset_put(h, live, j, id));
+    s->v.keys[k] = mn;
+    s->v.count++;
+    if (len < GROUP_SIZE && k < last) {
+        s->v.front--; /* a partial group 0 grew */
+    }
+    ark__idset_settle(s, k, mn, mx);
+    if (len < GROUP_SIZE) {
+        return ARK_OK;
+    }
+    x = cascade_in(s, k + 1, last, x);
+    if (k < last) {
+        x = last_in(s, last, L, x);
+        STAT_ADD(s, moves, 1);
+    }
+    if (grows) {
+        ark__idset_add_group(s, x);
+        STAT_ADD(s, moves, 1);
+    }
+    return ARK_OK;
+}
+
+/* ---- towards the front -------------------------------------------------- */
+
+/* Nodes an insert towards the front may need: one per dense group whose
+ * window the incoming id can leave (group i < k receives the first id of
+ * group i + 1, keys[i + 1]), one for group k itself, and one for a new
+ * group 0. Counted without asking whether the group shares its node:
+ * a join during the downward cascade could make it share. */
+static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
+                                uint32_t mx) {
+    const grp *h = &s->v.groups[k];
+    size_t need = h->dense && (!fits(h, mn) || !fits(h, mx));
+    need += count_above(s->v.keys + 1, s->win_hi, k);
+    return need + (s->v.front == 0);
+}
+
+/* Insert at (k, j) of full group k >= 1, the cascade running towards the
+ * front: group k's first id leaves (or id itself when j is 0), each group
+ * down to 1 passes one id on, and group 0 takes the last one at its back
+ * (a new group 0 starts when it was full). */
+static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
+                               uint32_t id) {
+    grp *h = G(s, k);
+    uint32_t mn = j <= 1 ? id : pos_get(h, 1), mx = pos_get(h, LAST_SLOT);
+    size_t need = front_insert_need(s, k, mn, mx);
+    int full0 = s->v.front == 0;
+    if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)full0) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    h = G(s, k); /* acquire may have moved the headers */
+    uint32_t x = id;
+    if (j > 0) {
+        x = pos_get(h, 0);
+        ark__idset_ensure(s, k, mn, mx);
+        STAT_ADD(s, moves, ark__idset_put_front(h, j, id));
+        s->v.keys[k] = mn;
+        ark__idset_settle(s, k, mn, mx);
+    }
+    x = cascade_front_out(s, k, x);
+    STAT_ADD(s, moves, 1); /* group 0 takes the last one */
+    s->v.count++;
+    if (!full0) {
+        grp *g0 = G(s, 0);
+        uint32_t first = s->v.keys[0];
+        ark__idset_ensure(s, 0, first, x);
+        slot_set(g0, (g0->head + (unsigned)glen(s, 0)) & SLOT_MASK, x);
+        s->v.front--;
+        ark__idset_settle(s, 0, first, x);
+        return ARK_OK;
+    }
+    x = step_general(s, 0, CASCADE_OUT, x); /* group 0's first leaves */
+    ark__idset_prepend_group(s, x);
+    return ARK_OK;
+}
+
+/* Insert at (k, j): the cascade runs towards whichever end moves fewer
+ * ids (the in-group shift plus one per group crossed). */
+static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
+    size_t last = s->v.ngroups - 1;
+    if (k == 0 || k == last || glen(s, k) < GROUP_SIZE) {
+        return insert_back(s, k, j, id);
+    }
+    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
+    size_t front = (j > 0 ? j - 1u : 0) + k;
+    return front < back ? insert_front(s, k, j, id) : insert_back(s, k, j, id);
+}
+
+static ark_status insert_first(ark_idset *s, uint32_t id) {
+    if (ark__idset_acquire(s, 1, 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, id);
+    s->v.count = 1;
+    return ARK_OK;
+}
+
+/* An id above the maximum: a free slot after the last id, or a new group
+ * (the entity-creation path, O(1) amortized). */
+static ark_status append(ark_idset *s, uint32_t id) {
+    size_t last = s->v.ngroups - 1, L = glen(s, last);
+    if (L < GROUP_SIZE) {
+        grp *h = G(s, last);
+        if (!h->dense) { /* the inline path declined: credit counts */
+            ((uint32_t *)h->data)[(h->head + L) & SLOT_MASK] = id;
+            s->v.count++;
+            ark__idset_credit(s, last, s->v.keys[last], id);
+            return ARK_OK;
+        }
+        return insert_at(s, last, (unsigned)L, id);
+    }
+    size_t g = s->v.ngroups;
+    int half = ark__idset_free_half(s, even_buddy(s, g)) != NULL;
+    if (ark__idset_acquire(s, !half, g + 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, id);
+    s->v.count++;
+    return ARK_OK;
+}
+
+ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    if (s->v.count == 0) {
+        return insert_first(s, id);
+    }
+    size_t last = s->v.ngroups - 1;
+    ark_status st;
+    if (id > pos_get(G(s, last), (unsigned)glen(s, last) - 1u)) {
+        st = append(s, id);
+    } else {
+        size_t k = id < s->v.keys[0] ? 0 : ark__idset_group_of(&s->v, id);
+        size_t len = glen(s, k);
+        size_t j = ark__idset_group_lower(&s->v.groups[k], len, id);
+        if (j < len && pos_get(G(s, k), (unsigned)j) == id) {
+            return ARK_EEXIST;
+        }
+        if (j == len && len == GROUP_SIZE) { /* the next group's front */
+            k++;
+            j = 0;
+        }
+        st = insert_at(s, k, (unsigned)j, id);
+    }
+    ark__idset_node_trim(s);
+    return st;
+}
+
+/* ---- remove ------------------------------------------------------------- */
+
+/* Pre-pass of a remove at (k, j): groups before the last gain y =
+ * keys[i+1] at the back; when y fits the window the group cannot promote. */
+static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
+    if (s->ndense == 0 || s->ndense <= s->nfree) {
+        return 0;
+    }
+    size_t last = s->v.ngroups - 1, need = 0;
+    if (count_above(s->v.keys + k + 1, s->win_hi + k, last - k) == 0) {
+        return 0; /* every y fits its group's window */
+    }
+    for (size_t i = k; i < last; i++) {
+        const grp *h = &s->v.groups[i];
+        uint32_t y = s->v.keys[i + 1];
+        if (h->dense && !fits(h, y)) {
+            uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
+            need += y - mn > DENSE_SPAN && ark__idset_shares(s, i);
+        }
+    }
+    return need;
+}
+
+/* The last group (len ids) loses position j (j = 0 when it gave its first
+ * id to the previous group). */
+static void last_out(ark_idset *s, size_t last, size_t len, unsigned j) {
+    grp *h = G(s, last);
+    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    s->v.count--;
+    if (len == 1) {
+        ark__idset_drop_last(s);
+        return;
+    }
+    uint32_t mn = pos_get(h, 0);
+    s->v.keys[last] = mn;
+    ark__idset_settle(s, last, mn, pos_get(h, (unsigned)len - 2u));
+}
+
+/* Group 0, partial and not the last, loses position j: no cascade, the
+ * front gap grows (and an emptied group 0 is dropped). */
+static void first_out(ark_idset *s, unsigned j) {
+    grp *h = G(s, 0);
+    size_t len = glen(s, 0);
+    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    s->v.count--;
+    if (len == 1) {
+        ark__idset_drop_first(s);
+        return;
+    }
+    s->v.front++;
+    uint32_t mn = pos_get(h, 0);
+    s->v.keys[0] = mn;
+    ark__idset_settle(s, 0, mn, pos_get(h, (unsigned)len - 2u));
+}
+
+/* Remove (k, j) of full group k >= 1, the cascade running towards the
+ * front: group k opens a slot at its front, each group down to 1 takes the
+ * previous group's last id there, and group 0 gives its last id away. */
+static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
+    size_t need = count_below(s->v.keys, s->win_lo + 1, k);
+    if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    STAT_ADD(s, moves, ark__idset_take_front(G(s, k), j));
+    cascade_front_in(s, k);
+    s->v.count--;
+    if (s->v.front == LAST_SLOT) {
+        ark__idset_drop_first(s); /* its only id moved to group 1 */
+    } else {
+        s->v.front++;
+    }
+    return ARK_OK;
+}
+
+static ark_status remove_back(ark_idset *s, size_t k, unsigned j);
+
+/* Remove (k, j): the cascade runs towards whichever end moves fewer ids. */
+static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+    size_t last = s->v.ngroups - 1;
+    if (k != last && glen(s, k) < GROUP_SIZE) {
+        first_out(s, j);
+        return ARK_OK;
+    }
+    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
+    if (k != 0 && k != last && j + k < back) {
+        return remove_front(s, k, j);
+    }
+    return remove_back(s, k, j);
+}
+
+/* Remove (k, j), the cascade (if any) running towards the back. */
+static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
+    size_t last = s->v.ngroups - 1;
+    if (ark__idset_acquire(s, remove_need(s, k, j), s->v.ngroups) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    if (k == last) {
+        last_out(s, last, glen(s, last), j);
+        return ARK_OK;
+    }
+    grp *h = G(s, k);
+    uint32_t y = s->v.keys[k + 1];
+    uint32_t mn = pos_get(h, j == 0 ? 1u : 0u);
+    ark__idset_ensure(s, k, mn, y);
+    STAT_ADD(s, moves, ark__idset_take(h, GROUP_SIZE, j));
+    slot_set(h, (h->head + LAST_SLOT) & SLOT_MASK, y);
+    s->v.keys[k] = mn;
+    ark__idset_settle(s, k, mn, y);
+    cascade_out(s, k + 1, last);
+    STAT_ADD(s, moves, 1); /* the last group's first id moved on */
+    last_out(s, last, glen(s, last), 0);
+    return ARK_OK;
+}
+
+/* Remove the id at position pos < count. */
+static ark_status remove_position(ark_idset *s, size_t pos) {
+    unsigned j;
+    size_t k = locate(s, pos, &j);
+    ark_status st = remove_pos(s, k, j);
+    ark__idset_node_trim(s);
+    return st;
+}
+
+ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
+    assert(s != NULL);
+    stats_reset(s);
+    size_t p = ark_idset_find(s, id);
+    return p == ARK_NOT_FOUND ? ARK_ENOTFOUND : remove_position(s, p);
+}
+
+ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
+    assert(s != NULL);
+    stats_reset(s);
+    return pos >= s->v.count ? ARK_ERANGE : remove_position(s, pos);
+}

@@ -1,0 +1,272 @@
+/*
+ * idset_node.c - storage: the freelist of 1024-byte nodes, buddy sharing,
+ * and the contiguous header and key arrays.
+ *
+ * Allocation and atomicity: an operation first computes how many nodes it
+ * can need (a read-only pre-pass), takes them from the allocator onto the
+ * freelist and grows the header arrays (acquire), and only then mutates;
+ * the mutation itself never allocates. The freelist is trimmed to FREE_KEEP
+ * nodes at the end of each call.
+ *
+ * Joining buddies: an odd group joins its even buddy's free half (never
+ * the reverse). Cascades process groups in increasing order, so the sharing
+ * state the pre-pass saw for a group cannot gain a buddy before the group
+ * itself is processed.
+ */
+#include "idset_internal.h"
+
+/* Whether dense group k shares its node with its (dense) buddy. */
+int ark__idset_shares(const ark_idset *s, size_t k) {
+    size_t b = buddy_of(s, k);
+    const grp *h = &s->v.groups[k];
+    if (!h->dense || b >= s->v.ngroups || !s->v.groups[b].dense) {
+        return 0;
+    }
+    return node_of(h->data) == node_of(s->v.groups[b].data);
+}
+
+/* The free half of dense group k's node when k is single, else NULL. */
+char *ark__idset_free_half(const ark_idset *s, size_t k) {
+    if (k >= s->v.ngroups) {
+        return NULL;
+    }
+    const grp *h = &s->v.groups[k];
+    if (!h->dense || ark__idset_shares(s, k)) {
+        return NULL;
+    }
+    char *n = node_of(h->data);
+    return (char *)h->data == n ? n + HALF_BYTES : n;
+}
+
+/* Move single dense odd group k into its single dense even buddy's node. */
+void ark__idset_join(ark_idset *s, size_t k) {
+    grp *h = G(s, k);
+    char *dst = ark__idset_free_half(s, even_buddy(s, k));
+    char *own = node_of(h->data);
+    memcpy(dst, h->data, HALF_BYTES);
+    h->data = dst;
+    ark__idset_node_give(s, own);
+}
+
+/* After a demotion in this call, odd dense group k may have to join its
+ * even buddy (see the top); free when nothing was demoted. */
+void ark__idset_maybe_join(ark_idset *s, size_t k) {
+    if (s->demoted && s->v.groups[k].dense && !ark__idset_shares(s, k) &&
+        ark__idset_free_half(s, even_buddy(s, k)) != NULL) {
+        ark__idset_join(s, k);
+    }
+}
+
+void *ark__idset_node_take(ark_idset *s) {
+    void *n = s->free_nodes;
+    assert(n != NULL);
+    memcpy(&s->free_nodes, n, sizeof(void *));
+    s->nfree--;
+    return n;
+}
+
+void ark__idset_node_give(ark_idset *s, void *n) {
+    memcpy(n, &s->free_nodes, sizeof(void *));
+    s->free_nodes = n;
+    s->nfree++;
+}
+
+static void node_free(ark_idset *s) {
+    ark__free(&s->alloc, ark__idset_node_take(s), NODE_BYTES);
+    s->nnodes--;
+}
+
+/* Allocate nodes onto the freelist until it holds need; on failure free
+ * the ones this call added. *added says how many were added. */
+static ark_status node_reserve(ark_idset *s, size_t need, size_t *added) {
+    *added = 0;
+    while (s->nfree < need) {
+        void *n = ark__alloc(&s->alloc, NODE_BYTES, NODE_BYTES);
+        if (n == NULL) {
+            for (; *added > 0; (*added)--) {
+                node_free(s);
+            }
+            return ARK_ENOMEM;
+        }
+        memset(n, 0, NODE_BYTES);
+        s->nnodes++;
+        ark__idset_node_give(s, n);
+        (*added)++;
+    }
+    return ARK_OK;
+}
+
+void ark__idset_node_trim(ark_idset *s) {
+    while (s->nfree > FREE_KEEP) {
+        node_free(s);
+    }
+}
+
+/* Grow the header and key arrays to hold at least want groups. */
+static ark_status headers_grow(ark_idset *s, size_t want) {
+    if (want <= s->cap) {
+        return ARK_OK;
+    }
+    size_t cap = s->cap ? s->cap * 2 : 4;
+    while (cap < want) {
+        cap *= 2;
+    }
+    size_t bytes;
+    if (ark__mul_overflows(cap, HDR_BYTES, &bytes)) {
+        return ARK_ENOMEM;
+    }
+    char *block = ark__alloc(&s->alloc, bytes, _Alignof(ark__idset_group));
+    if (block == NULL) {
+        return ARK_ENOMEM;
+    }
+    grp *g = (grp *)(void *)block;
+    uint32_t *k = (uint32_t *)(void *)(block + cap * sizeof(grp));
+    uint32_t *lo = k + cap, *hi = lo + cap;
+    size_t ng = s->v.ngroups;
+    if (ng > 0) {
+        memcpy(g, s->v.groups, ng * sizeof(grp));
+        memcpy(k, s->v.keys, ng * sizeof(uint32_t));
+        memcpy(lo, s->win_lo, ng * sizeof(uint32_t));
+        memcpy(hi, s->win_hi, ng * sizeof(uint32_t));
+    }
+    ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
+    s->v.groups = g;
+    s->v.keys = k;
+    s->win_lo = lo;
+    s->win_hi = hi;
+    s->cap = cap;
+    return ARK_OK;
+}
+
+/* Reserve nodes, then header capacity for want groups; all or nothing. */
+ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want) {
+    size_t added;
+    if (node_reserve(s, nodes, &added) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    if (headers_grow(s, want) != ARK_OK) {
+        for (; added > 0; added--) {
+            node_free(s);
+        }
+        return ARK_ENOMEM;
+    }
+    return ARK_OK;
+}
+
+/* Release the storage of the last group (it is being dropped). */
+void ark__idset_drop_last(ark_idset *s) {
+    size_t k = s->v.ngroups - 1;
+    if (!ark__idset_shares(s, k)) {
+        ark__idset_node_give(s, node_of(s->v.groups[k].data));
+    }
+    s->ndense -= s->v.groups[k].dense;
+    s->v.ngroups--;
+    if (s->v.ngroups <= 1) {
+        s->v.front = 0; /* a lone group is both first and last */
+    }
+}
+
+/* Create group k = ngroups holding the single id v; the caller reserved a
+ * node unless the even buddy has a free half, and the header capacity. */
+void ark__idset_add_group(ark_idset *s, uint32_t v) {
+    size_t k = s->v.ngroups;
+    char *half = ark__idset_free_half(s, even_buddy(s, k));
+    grp *h = G(s, k);
+    h->data = half != NULL ? half : ark__idset_node_take(s);
+    h->base = ark__idset_centre(v, v);
+    h->head = 0;
+    h->dense = 1;
+    h->credit = 0;
+    ((int16_t *)h->data)[0] = enc(h->base, v);
+    s->v.keys[k] = v;
+    window_sync(s, k);
+    s->v.ngroups++;
+    s->ndense++;
+}
+
+/* Move the header, key and window arrays' groups [from, ngroups) to start
+ * at group to (one place up or down). */
+static void headers_shift(ark_idset *s, size_t to, size_t from) {
+    size_t n = s->v.ngroups - from;
+    memmove(s->v.groups + to, s->v.groups + from, n * sizeof(grp));
+    memmove(s->v.keys + to, s->v.keys + from, n * sizeof(uint32_t));
+    memmove(s->win_lo + to, s->win_lo + from, n * sizeof(uint32_t));
+    memmove(s->win_hi + to, s->win_hi + from, n * sizeof(uint32_t));
+}
+
+/* Create a new group 0 holding the single id v, in front of a full group
+ * 0: positions keep their groups through front = 255. The caller reserved
+ * a node and the header capacity. Every other group keeps its absolute
+ * number (odd0 flips), so buddy pairs stay; when the new group is the even
+ * buddy of a single dense group 1, the two share a node. O(groups), once
+ * per 256 front insertions at most. */
+void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
+    headers_shift(s, 1, 0);
+    s->v.ngroups++;
+    s->odd0 ^= 1u;
+    grp *h = G(s, 0);
+    h->data = ark__idset_node_take(s);
+    h->base = ark__idset_centre(v, v);
+    h->head = 0;
+    h->dense = 1;
+    h->credit = 0;
+    ((int16_t *)h->data)[0] = enc(h->base, v);
+    s->v.keys[0] = v;
+    window_sync(s, 0);
+    s->ndense++;
+    s->v.front = LAST_SLOT;
+    if (!is_odd(s, 0) && s->v.groups[1].dense && !ark__idset_shares(s, 1) &&
+        ark__idset_free_half(s, 0) != NULL) {
+        ark__idset_join(s, 1);
+    }
+}
+
+/* Drop group 0, which has just become empty. */
+void ark__idset_drop_first(ark_idset *s) {
+    if (!ark__idset_shares(s, 0)) {
+        ark__idset_node_give(s, node_of(s->v.groups[0].data));
+    }
+    s->ndense -= s->v.groups[0].dense;
+    headers_shift(s, 0, 1);
+    s->v.ngroups--;
+    s->odd0 ^= 1u;
+    s->v.front = 0;
+}
+
+/* Append a new last group holding len (1..256) sorted ids, all above the
+ * current maximum, to a set whose groups are all full: the builder of the
+ * set algebra. Allocates (a node, header capacity) and fails with the set
+ * unchanged. */
+ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v,
+                                   size_t len) {
+    assert(s->v.count == s->v.ngroups * GROUP_SIZE);
+    size_t k = s->v.ngroups;
+    int dense = v[len - 1] - v[0] <= DENSE_SPAN;
+    int half = dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL;
+    if (ark__idset_acquire(s, !half, k + 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, v[0]); /* a dense group holding v[0] */
+    s->v.count += len;
+    ark__idset_write_group(s, k, v, len);
+    return ARK_OK;
+}
+
+/* Free every node and the header arrays; the set is left empty. */
+void ark__idset_free_all(ark_idset *s) {
+    while (s->v.ngroups > 0) {
+        ark__idset_drop_last(s);
+    }
+    while (s->nfree > 0) {
+        node_free(s);
+    }
+    ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
+    s->v.groups = NULL;
+    s->v.keys = NULL;
+    s->v.front = 0;
+    s->odd0 = 0;
+    s->win_lo = NULL;
+    s->win_hi = NULL;
+    s->v.count = 0;
+    s->cap = 0;
+}
