@@ -8,7 +8,13 @@
 #include <ark/ark.hpp>
 
 #include <cstdio>
+
+/* std::thread where the C++ library has it (mingw-w64's win32 thread
+ * model does not). */
+#if !defined(__GLIBCXX__) || defined(_GLIBCXX_HAS_GTHREADS)
 #include <thread>
+#define EXAMPLE_HAVE_THREAD 1
+#endif
 
 namespace {
 
@@ -62,10 +68,15 @@ int main() {
 
     /* A worker posts a result; the main loop runs it. */
     int damage_bonus = 0;
-    std::thread worker([&q, &damage_bonus] {
+    auto work = [&q, &damage_bonus] {
         q.post([&damage_bonus] { damage_bonus = 25; });
-    });
+    };
+#ifdef EXAMPLE_HAVE_THREAD
+    std::thread worker(work);
     worker.join();
+#else
+    work();
+#endif
 
     for (int frame = 0; frame < 3; frame++) {
         q.run(); /* tasks from other threads, on the main thread */

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
-#include <thread>
 #include <vector>
 
 /* ---- idset -------------------------------------------------------------- */
@@ -704,35 +703,56 @@ TEST(mainq_destructor_discards_but_destroys) {
     CHECK_EQ(g_boxed_destroyed, 101);
 }
 
+namespace {
+/* One producer thread (harness threads: pthreads, or Win32 threads). */
+struct producer {
+    ark::mainq *q;
+    std::atomic<int> *posted;
+    long *sum;
+    int t;
+};
+void *produce(void *arg) {
+    producer *p = static_cast<producer *>(arg);
+    long *sum = p->sum;
+    for (int i = 0; i < 1000; i++) {
+        long v = p->t * 1000 + i;
+        ark_status s;
+        if (i % 2) {
+            s = p->q->post([sum, v] { *sum += v; }); /* 16 bytes: boxed */
+        } else {
+            std::string pad(40, 'p');
+            s = p->q->post(
+                [sum, v, pad] { *sum += v + (long)pad.size() - 40; });
+        }
+        if (s != ARK_OK) {
+            return nullptr;
+        }
+        p->posted->fetch_add(1);
+    }
+    return nullptr;
+}
+} // namespace
+
 TEST(thread_mainq_posts_from_threads) {
     ark::mainq q;
     CHECK(q.ok());
     std::atomic<int> posted{0};
     long sum = 0;
-    std::vector<std::thread> threads;
+    producer ps[4];
+    harness_thread th[4];
     for (int t = 0; t < 4; t++) {
-        threads.emplace_back([&q, &posted, &sum, t] {
-            for (int i = 0; i < 1000; i++) {
-                long v = t * 1000 + i;
-                if (i % 2) {
-                    q.post([&sum, v] { sum += v; }); /* inline? no: 16 B */
-                } else {
-                    std::string pad(40, 'p');
-                    q.post(
-                        [&sum, v, pad] { sum += v + (long)pad.size() - 40; });
-                }
-                posted++;
-            }
-        });
+        ps[t] = producer{&q, &posted, &sum, t};
+        CHECK_EQ(harness_thread_start(&th[t], produce, &ps[t]), 0);
     }
     size_t ran = 0;
     while (posted.load() < 4000 || q.pending() > 0) {
         ran += q.run();
     }
-    for (auto &th : threads) {
-        th.join();
+    for (int t = 0; t < 4; t++) {
+        CHECK_EQ(harness_thread_join(th[t]), 0);
     }
     ran += q.run();
+    CHECK_EQ(posted.load(), 4000);
     CHECK_EQ(ran, 4000);
     CHECK_EQ(sum, 4000L * 3999 / 2);
 }
