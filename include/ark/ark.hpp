@@ -798,8 +798,31 @@ class idset {
         return ark_idset_validate(s_);
     }
 
-    /* Iterates by position with ark_idset_at (O(1) per step); the set
-     * must not change during the walk. */
+    /* Replace this set's ids with a's ids that are also in b. this may be
+     * a or b. ARK_ENOMEM leaves this set unchanged. */
+    status intersect(const idset &a, const idset &b) noexcept {
+        assert(s_ != nullptr && a.s_ != nullptr && b.s_ != nullptr);
+        return last_ = ark_idset_intersect(s_, a.s_, b.s_);
+    }
+    /* Replace this set's ids with those in a or b (ark_idset_union). */
+    status unite(const idset &a, const idset &b) noexcept {
+        assert(s_ != nullptr && a.s_ != nullptr && b.s_ != nullptr);
+        return last_ = ark_idset_union(s_, a.s_, b.s_);
+    }
+    /* Replace this set's ids with those in a but not in b. */
+    status difference(const idset &a, const idset &b) noexcept {
+        assert(s_ != nullptr && a.s_ != nullptr && b.s_ != nullptr);
+        return last_ = ark_idset_difference(s_, a.s_, b.s_);
+    }
+    /* Return how many ids this set and o have in common. */
+    size_t intersect_count(const idset &o) const noexcept {
+        assert(s_ != nullptr && o.s_ != nullptr);
+        return ark_idset_intersect_count(s_, o.s_);
+    }
+
+    /* Ascending iteration over the ids (ark_idset_iter: a step is a slot
+     * read inside the current group). Any change to the set invalidates
+     * its iterators. */
     class iterator {
       public:
         using iterator_category = std::forward_iterator_tag;
@@ -807,32 +830,44 @@ class idset {
         using difference_type = std::ptrdiff_t;
         using pointer = void;
         using reference = uint32_t;
-        iterator() noexcept = default;
-        iterator(const ark_idset *s, size_t pos) noexcept : s_(s), pos_(pos) {}
-        uint32_t operator*() const noexcept { return ark_idset_at(s_, pos_); }
+        iterator() noexcept : it_() {}
+        iterator(const ark_idset *s, size_t pos) noexcept
+            : it_(ark_idset_iter_begin(s, pos)) {}
+        uint32_t operator*() const noexcept { return it_.id; }
         iterator &operator++() noexcept {
-            ++pos_;
+            ark_idset_iter_next(&it_);
             return *this;
         }
         iterator operator++(int) noexcept {
             iterator t = *this;
-            ++pos_;
+            ark_idset_iter_next(&it_);
             return t;
         }
-        size_t position() const noexcept { return pos_; }
+        /* The position of the current id. */
+        size_t position() const noexcept { return it_.pos; }
         friend bool operator==(const iterator &a, const iterator &b) noexcept {
-            return a.pos_ == b.pos_;
+            return a.it_.pos == b.it_.pos;
         }
         friend bool operator!=(const iterator &a, const iterator &b) noexcept {
-            return a.pos_ != b.pos_;
+            return a.it_.pos != b.it_.pos;
         }
 
       private:
-        const ark_idset *s_ = nullptr;
-        size_t pos_ = 0;
+        ark_idset_iter it_;
     };
-    iterator begin() const noexcept { return iterator(s_, 0); }
-    iterator end() const noexcept { return iterator(s_, size()); }
+    iterator begin() const noexcept {
+        assert(s_ != nullptr);
+        return iterator(s_, 0);
+    }
+    iterator end() const noexcept {
+        assert(s_ != nullptr);
+        return iterator(s_, size());
+    }
+    /* An iterator at position pos (end() when pos >= size()). */
+    iterator iter_at(size_t pos) const noexcept {
+        assert(s_ != nullptr);
+        return iterator(s_, pos < size() ? pos : size());
+    }
 
     ark_idset *c_idset() const noexcept { return s_; }
 

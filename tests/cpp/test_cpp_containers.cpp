@@ -75,6 +75,70 @@ TEST(idset_every_function) {
     CHECK_EQ(s.size(), 995);
 }
 
+TEST(idset_set_algebra_and_iter_at) {
+    ark::idset a, b, out;
+    for (uint32_t id = 0; id < 2000; id += 2) {
+        CHECK_OK(a.insert(id)); /* even */
+    }
+    for (uint32_t id = 0; id < 2000; id += 3) {
+        CHECK_OK(b.insert(id)); /* multiples of 3 */
+    }
+    CHECK_EQ(a.intersect_count(b), 334); /* multiples of 6 below 2000 */
+    CHECK_OK(out.intersect(a, b));
+    CHECK_EQ(out.size(), 334);
+    for (uint32_t id : out) {
+        CHECK_EQ(id % 6, 0);
+    }
+    CHECK_OK(out.unite(a, b));
+    CHECK_EQ(out.size(), 1000 + 667 - 334);
+    CHECK_OK(out.difference(a, b));
+    CHECK_EQ(out.size(), 1000 - 334);
+    CHECK(!out.contains(6) && out.contains(4));
+    CHECK_STATUS(out.validate(), ARK_OK);
+    /* out may be an input. */
+    CHECK_OK(a.intersect(a, b));
+    CHECK_EQ(a.size(), 334);
+    CHECK_EQ(b.size(), 667);
+
+    /* iter_at starts at a position. */
+    auto it = b.iter_at(10);
+    CHECK_EQ(it.position(), 10);
+    CHECK_EQ(*it, 30);
+    CHECK(b.iter_at(5000) == b.end());
+    size_t n = 0;
+    for (; it != b.end(); ++it) {
+        n++;
+    }
+    CHECK_EQ(n, 657);
+
+    /* Allocation failure: out unchanged. */
+    test_allocator ta;
+    test_allocator_init(&ta);
+    {
+        ark::idset o(&ta.base);
+        CHECK_OK(o.insert(1));
+        bool failed = false;
+        for (uint64_t k = 1; k < 20 && !failed; k++) {
+            test_allocator_fail_at(&ta, k);
+            ark_status st = o.unite(out, b);
+            if (st != ARK_OK) {
+                CHECK_STATUS(st, ARK_ENOMEM);
+                CHECK_EQ(o.size(), 1);
+                CHECK(o.contains(1));
+                failed = true;
+            }
+            test_allocator_fail_at(&ta, 0);
+            CHECK_OK(o.intersect(o, o)); /* idempotent */
+            if (!failed) {
+                CHECK_OK(o.difference(o, o));
+                CHECK_OK(o.insert(1));
+            }
+        }
+        CHECK(failed);
+    }
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
 TEST(idset_allocation_failure) {
     test_allocator ta;
     test_allocator_init(&ta);
