@@ -1123,6 +1123,19 @@ template <class T, class... Args> ref_ptr<T> make_ref(Args &&...args) noexcept {
     return ref_ptr<T>::adopt(p);
 }
 
+/* As make_ref, with the count initialised by ark_ref_init_atomic: every
+ * retain and release of the object is atomic, so ref_ptr copies of it may
+ * live on several threads. */
+template <class T, class... Args>
+ref_ptr<T> make_ref_atomic(Args &&...args) noexcept {
+    T *p = new (std::nothrow) T(std::forward<Args>(args)...);
+    if (p == nullptr) {
+        return ref_ptr<T>();
+    }
+    ark_ref_init_atomic(detail::as_ref(p), &detail::delete_ref<T>);
+    return ref_ptr<T>::adopt(p);
+}
+
 /* ---- refvec<T> ------------------------------------------------------------
  */
 

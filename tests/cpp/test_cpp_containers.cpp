@@ -321,6 +321,14 @@ TEST(ref_ptr_retain_release) {
         CHECK_EQ(e.use_count(), 2);
     }
     CHECK_EQ(g_sprites_destroyed, 2);
+    {
+        ark::ref_ptr<sprite> at = ark::make_ref_atomic<sprite>(9);
+        CHECK(at);
+        CHECK_EQ(at->ref.atomic, 1);
+        ark::ref_ptr<sprite> copy = at;
+        CHECK_EQ(at.use_count(), 2);
+    }
+    CHECK_EQ(g_sprites_destroyed, 3);
 }
 
 /* ---- refvec: seed 003's Vector scenarios -------------------------------- */
