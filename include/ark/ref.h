@@ -124,7 +124,7 @@ ARK_API uint32_t ark_ref_count(const ark_ref *r);
  * Errors: a count of 0 (dead object) or past 2^32 - 2 asserts in debug
  * builds; release builds leave 0 alone and pin the count at UINT32_MAX.
  */
-inline ark_ref *ark_ref_retain_atomic(ark_ref *r) {
+ARK_INLINE ark_ref *ark_ref_retain_atomic(ark_ref *r) {
     uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
     for (;;) {
         assert(c != 0 && "retain of a destroyed ark_ref");
@@ -154,7 +154,7 @@ inline ark_ref *ark_ref_retain_atomic(ark_ref *r) {
  * Errors: a count of 0 asserts in debug builds and is ignored otherwise; a
  * pinned UINT32_MAX count is never decremented.
  */
-inline void ark_ref_release_atomic(ark_ref *r) {
+ARK_INLINE void ark_ref_release_atomic(ark_ref *r) {
     uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
     for (;;) {
         assert(c != 0 && "release of a destroyed ark_ref");
@@ -179,7 +179,7 @@ inline void ark_ref_release_atomic(ark_ref *r) {
  * Errors: as ark_ref_retain_atomic.
  * Complexity: O(1), a load and a store.
  */
-inline ark_ref *ark_ref_retain(ark_ref *r) {
+ARK_INLINE ark_ref *ark_ref_retain(ark_ref *r) {
     if (r->atomic) {
         return ark_ref_retain_atomic(r);
     }
@@ -199,7 +199,7 @@ inline ark_ref *ark_ref_retain(ark_ref *r) {
  * Errors: as ark_ref_release_atomic.
  * Lifetime: r may be freed when this returns.
  */
-inline void ark_ref_release(ark_ref *r) {
+ARK_INLINE void ark_ref_release(ark_ref *r) {
     if (r->atomic) {
         ark_ref_release_atomic(r);
         return;
@@ -219,7 +219,7 @@ inline void ark_ref_release(ark_ref *r) {
  * Return the current count (0 inside destroy). For an object shared across
  * threads it is a snapshot that may be stale at once.
  */
-inline uint32_t ark_ref_count(const ark_ref *r) {
+ARK_INLINE uint32_t ark_ref_count(const ark_ref *r) {
     /* C11 atomic loads take a non-const pointer until C17's DR 459. */
     return atomic_load_explicit((_Atomic uint32_t *)&r->count,
                                 memory_order_relaxed);
@@ -368,12 +368,12 @@ ARK_API void ark_refvec_move(ark_refvec *dst, ark_refvec *src);
  * when i >= count.
  * Lifetime: valid while the vector (or another owner) holds a reference.
  */
-inline ark_ref *ark_refvec_at(const ark_refvec *v, size_t i) {
+ARK_INLINE ark_ref *ark_refvec_at(const ark_refvec *v, size_t i) {
     return i < v->len ? v->items[i] : NULL;
 }
 
 /* Return the number of elements. */
-inline size_t ark_refvec_count(const ark_refvec *v) { return v->len; }
+ARK_INLINE size_t ark_refvec_count(const ark_refvec *v) { return v->len; }
 
 /*
  * A map from uint64 keys (any value, 0 and UINT64_MAX included) to counted
@@ -409,7 +409,7 @@ ARK_API ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r);
  * Return the value of key, borrowed (no count changes), or NULL.
  * Lifetime: valid while the map (or another owner) holds a reference.
  */
-inline ark_ref *ark_refmap_get(const ark_refmap *m, uint64_t key) {
+ARK_INLINE ark_ref *ark_refmap_get(const ark_refmap *m, uint64_t key) {
     uint64_t v;
     return ark_idmap_get(m->map, key, &v) ? (ark_ref *)(uintptr_t)v : NULL;
 }

@@ -1,0 +1,635 @@
+/*
+ * test_cpp_pool.cpp - ark::handle<T>, ark::pool<T> and ark::table
+ * (include/ark/ark.hpp). Cases named exc_* need exceptions; the
+ * -fno-exceptions build leaves them out (tests/cpp/CMakeLists.txt).
+ */
+#include "cpp_harness.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <unordered_set>
+#include <vector>
+
+namespace {
+
+struct vec2 {
+    float x, y;
+};
+struct other {
+    int v;
+};
+
+/* Types: what must and must not convert, copy and move. */
+static_assert(!std::is_convertible_v<ark::handle<vec2>, ark::handle<other>>,
+              "handles of different types must not convert");
+static_assert(!std::is_constructible_v<ark::handle<vec2>, ark::handle<other>>,
+              "nor be constructible from each other");
+static_assert(!std::is_convertible_v<ark_handle, ark::handle<vec2>>,
+              "a raw value becomes a handle only explicitly");
+static_assert(!std::is_convertible_v<ark::handle<vec2>, ark_handle>,
+              "and a handle a raw value only through raw()");
+static_assert(!std::is_copy_constructible_v<ark::pool<vec2>>);
+static_assert(!std::is_copy_assignable_v<ark::pool<vec2>>);
+static_assert(std::is_nothrow_move_constructible_v<ark::pool<vec2>>);
+static_assert(std::is_nothrow_move_assignable_v<ark::pool<vec2>>);
+static_assert(!std::is_copy_constructible_v<ark::table>);
+static_assert(std::is_trivially_copyable_v<ark::handle<vec2>>);
+
+} // namespace
+
+TEST(handle_null_compare_hash) {
+    ark::handle<vec2> n;
+    CHECK(!n);
+    CHECK_EQ(n.raw(), ARK_NULL_HANDLE);
+    ark::handle<vec2> a(42), b(42), c(7);
+    CHECK(a);
+    CHECK(a == b);
+    CHECK(a != c);
+    CHECK(c < a);
+    CHECK(!(a < c));
+    CHECK_EQ(a.raw(), 42);
+    CHECK_EQ(std::hash<ark::handle<vec2>>()(a), std::hash<uint64_t>()(42));
+    std::unordered_set<ark::handle<vec2>> set;
+    set.insert(a);
+    set.insert(b);
+    set.insert(c);
+    CHECK_EQ(set.size(), 2);
+    CHECK(set.count(ark::handle<vec2>(7)) == 1);
+}
+
+TEST(pool_trivial_insert_get_remove) {
+    ark::pool<vec2> p;
+    CHECK(p.ok());
+    CHECK(p);
+    CHECK_STATUS(p.last_status(), ARK_OK);
+    CHECK(p.empty());
+    auto h = p.insert(vec2{1.5f, -2.0f});
+    CHECK(h);
+    CHECK_STATUS(p.last_status(), ARK_OK);
+    auto g = p.emplace(vec2{3.0f, 4.0f});
+    CHECK(g);
+    CHECK(g != h);
+    CHECK_EQ(p.size(), 2);
+    vec2 *e = p.get(h);
+    CHECK(e != nullptr);
+    CHECK(e->x == 1.5f && e->y == -2.0f);
+    CHECK(p.get(g)->x == 3.0f);
+    const ark::pool<vec2> &cp = p;
+    const vec2 *ce = cp.get(h);
+    CHECK(ce == e);
+    CHECK(p.contains(h));
+    CHECK_STATUS(p.check(h), ARK_OK);
+    CHECK_STATUS(p.check(ark::handle<vec2>()), ARK_ENULL);
+    CHECK(p.handle_of(*e) == h);
+    CHECK(p.remove(h));
+    CHECK_STATUS(p.last_status(), ARK_OK);
+    CHECK(p.get(h) == nullptr);
+    CHECK(!p.contains(h));
+    CHECK(!p.remove(h));
+    CHECK_STATUS(p.last_status(), ARK_ESTALE);
+    CHECK(!p.remove(ark::handle<vec2>()));
+    CHECK_STATUS(p.last_status(), ARK_ENULL);
+    CHECK_EQ(p.size(), 1);
+    CHECK(p.c_pool() != nullptr);
+    CHECK(ark_pool_get(p.c_pool(), g.raw()) == p.get(g));
+}
+
+TEST(pool_counted_every_removal_destroys_once) {
+    g_counts = counts{};
+    {
+        ark::pool<counted> p;
+        CHECK(p.ok());
+        std::vector<ark::handle<counted>> hs;
+        for (int i = 0; i < 200; i++) {
+            hs.push_back(p.emplace(i));
+            CHECK(hs.back());
+        }
+        CHECK_EQ(g_counts.made, 200);
+        CHECK_EQ(g_counts.destroyed, 0);
+        CHECK_EQ(p.get(hs[17])->id, 17);
+        CHECK(p.get(hs[17])->name.find("17") != std::string::npos);
+
+        /* remove: destroyed at once. */
+        CHECK(p.remove(hs[0]));
+        CHECK_EQ(g_counts.destroyed, 1);
+        CHECK(!p.remove(hs[0]));
+        CHECK_EQ(g_counts.destroyed, 1);
+
+        /* remove_later: invisible at once, destroyed by flush. */
+        for (int i = 1; i <= 10; i++) {
+            CHECK(p.remove_later(hs[i]));
+        }
+        CHECK(p.get(hs[5]) == nullptr);
+        CHECK_EQ(p.size(), 189);
+        CHECK_EQ(g_counts.destroyed, 1);
+        CHECK_EQ(p.flush(), 10);
+        CHECK_EQ(g_counts.destroyed, 11);
+        CHECK_EQ(p.flush(), 0);
+
+        /* insert(const T &) copies, insert(T &&) moves. */
+        counted local(1000);
+        auto hc = p.insert(local);
+        CHECK(hc);
+        CHECK_EQ(g_counts.copied, 1);
+        CHECK_EQ(p.get(hc)->id, 1000);
+        auto hm = p.insert(counted(1001));
+        CHECK(hm);
+        CHECK_EQ(g_counts.moved, 1);
+        CHECK_EQ(p.get(hm)->id, 1001);
+
+        /* clear: everything destroyed, handles stale, pool reusable. */
+        long before = g_counts.destroyed;
+        size_t n = p.size();
+        p.remove_later(hs[50]);
+        p.clear();
+        CHECK_EQ(g_counts.destroyed, before + (long)n);
+        CHECK_EQ(p.size(), 0);
+        CHECK(p.get(hs[100]) == nullptr);
+        CHECK(p.get(hc) == nullptr);
+        for (int i = 0; i < 50; i++) {
+            CHECK(p.emplace(i));
+        }
+        CHECK_EQ(g_counts.live(), 51); /* 50 in the pool and local */
+    }
+    /* The pool's destructor destroyed what it held. */
+    CHECK_EQ(g_counts.live(), 0);
+    CHECK_EQ(g_counts.made, g_counts.destroyed);
+}
+
+TEST(pool_iteration_and_each_with_handle) {
+    ark::pool<counted> p;
+    std::vector<ark::handle<counted>> hs;
+    for (int i = 0; i < 300; i++) {
+        hs.push_back(p.emplace(i));
+    }
+    for (int i = 0; i < 300; i += 3) {
+        p.remove(hs[(size_t)i]);
+    }
+    long sum = 0, n = 0;
+    for (counted &c : p) {
+        CHECK(c.id % 3 != 0);
+        sum += c.id;
+        n++;
+        c.id += 0; /* a writable T & */
+    }
+    long want = 0;
+    for (int i = 0; i < 300; i++) {
+        want += i % 3 != 0 ? i : 0;
+    }
+    CHECK_EQ(n, 200);
+    CHECK_EQ(sum, want);
+
+    const ark::pool<counted> &cp = p;
+    n = 0;
+    for (const counted &c : cp) {
+        n += c.id >= 0;
+    }
+    CHECK_EQ(n, 200);
+
+    n = 0;
+    for (auto [h, c] : p.each_with_handle()) {
+        CHECK(p.get(h) == &c);
+        CHECK(h == hs[(size_t)c.id]);
+        n++;
+    }
+    CHECK_EQ(n, 200);
+    for (auto [h, c] : cp.each_with_handle()) {
+        CHECK(cp.get(h) == &c);
+    }
+
+    /* The iterator's own handle(), and removal during the walk: removing
+     * the next elements means they are not visited. */
+    n = 0;
+    for (auto it = p.begin(); it != p.end(); ++it) {
+        CHECK(p.get(it.handle()) == &*it);
+        int id = (*it).id;
+        if (id + 1 < 300 && (id + 1) % 3 != 0) {
+            p.remove(hs[(size_t)id + 1]);
+        }
+        n++;
+    }
+    CHECK_EQ(n, 100);
+    CHECK_EQ(p.size(), 100);
+}
+
+TEST(pool_seal_unseal_and_options) {
+    ark::pool_options o;
+    o.index_bits = 20;
+    o.gen_bits = 12;
+    o.seal_key = 0x1234567;
+    ark::pool<vec2> p(o);
+    CHECK(p.ok());
+    std::vector<ark::handle<vec2>> hs;
+    for (int i = 0; i < 100; i++) {
+        hs.push_back(p.insert(vec2{(float)i, 0}));
+    }
+    for (auto h : hs) {
+        CHECK(h.raw() < (uint64_t(1) << 32));
+        uint64_t w = p.seal(h);
+        CHECK(w < (uint64_t(1) << 32));
+        CHECK(p.unseal(w) == h);
+        CHECK(p.get(p.unseal(w)) == p.get(h));
+    }
+    CHECK(p.seal(hs[1]) != hs[1].raw()); /* it is a permutation, keyed */
+    ark::pool<vec2> q(o); /* the same key: the same wire values */
+    auto qh = q.insert(vec2{0, 0});
+    CHECK(qh == hs[0]);
+    CHECK_EQ(q.seal(qh), p.seal(hs[0]));
+    /* A value above the layout unseals to a handle get rejects. */
+    CHECK(p.get(p.unseal(uint64_t(1) << 40)) == nullptr);
+
+    /* Bad options: ok() false with the C status. */
+    ark::pool_options bad;
+    bad.index_bits = 40;
+    ark::pool<vec2> b(bad);
+    CHECK(!b.ok());
+    CHECK(!b);
+    CHECK_STATUS(b.last_status(), ARK_EINVAL);
+    CHECK_EQ(b.size(), 0);
+}
+
+TEST(pool_full_index_space_runs_no_constructor) {
+    g_counts = counts{};
+    ark::pool_options o;
+    o.index_bits = 2; /* slots 1..3 */
+    {
+        ark::pool<counted> p(o);
+        CHECK(p.ok());
+        CHECK(p.emplace(1));
+        CHECK(p.emplace(2));
+        CHECK(p.emplace(3));
+        auto h = p.emplace(4);
+        CHECK(!h);
+        CHECK_STATUS(p.last_status(), ARK_EFULL);
+        CHECK_EQ(g_counts.made, 3);
+        CHECK_EQ(p.size(), 3);
+        counted c(5);
+        CHECK(!p.insert(c));
+        CHECK_STATUS(p.last_status(), ARK_EFULL);
+        CHECK_EQ(g_counts.copied, 0);
+        CHECK_STATUS(p.reserve(10), ARK_EFULL);
+        CHECK_STATUS(p.reserve(3), ARK_OK);
+    }
+    CHECK_EQ(g_counts.live(), 0);
+
+    ark::pool<vec2> t(o);
+    CHECK(t.insert(vec2{}) && t.insert(vec2{}) && t.insert(vec2{}));
+    CHECK(!t.insert(vec2{}));
+    CHECK_STATUS(t.last_status(), ARK_EFULL);
+    CHECK(!t.emplace());
+    CHECK_STATUS(t.last_status(), ARK_EFULL);
+}
+
+namespace {
+/* An allocator that fails every allocation once armed (test_allocator
+ * fails only the k-th): the pool's retry cannot hide the failure. */
+struct failing_alloc {
+    ark_allocator base;
+    test_allocator *inner;
+    uint64_t left; /* allocations still allowed */
+};
+void *failing_alloc_fn(void *ctx, size_t size, size_t align) {
+    failing_alloc *f = static_cast<failing_alloc *>(ctx);
+    if (f->left == 0) {
+        return nullptr;
+    }
+    f->left--;
+    return f->inner->base.alloc(f->inner->base.ctx, size, align);
+}
+void failing_free_fn(void *ctx, void *p, size_t size) {
+    failing_alloc *f = static_cast<failing_alloc *>(ctx);
+    f->inner->base.free(f->inner->base.ctx, p, size);
+}
+} // namespace
+
+TEST(pool_allocation_failure_sweep) {
+    /* Fail the k-th allocation for every k: creation reports ENOMEM; an
+     * insert whose allocation fails once is retried once by the wrapper
+     * (ark_pool_alloc returns no status, ark_pool_insert is asked why), so
+     * it fails only if the retry fails too. Nothing leaks, every element
+     * built is destroyed once. */
+    bool finished = false;
+    for (uint64_t k = 1; k < 200 && !finished; k++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        test_allocator_fail_at(&ta, k);
+        g_counts = counts{};
+        {
+            ark::pool_options o;
+            o.allocator = &ta.base;
+            ark::pool<counted> p(o);
+            if (!p.ok()) {
+                CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                CHECK_EQ(ta.failures, 1);
+                continue;
+            }
+            for (int i = 0; i < 3000; i++) {
+                auto h = i % 2 ? p.emplace(i) : p.insert(counted(i));
+                CHECK(h);
+                CHECK_EQ(p.get(h)->id, i);
+            }
+            CHECK_EQ(p.size(), 3000);
+            finished = ta.failures == 0;
+        }
+        CHECK_EQ(g_counts.live(), 0);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees, 0);
+    }
+    CHECK(finished);
+
+    /* An allocator that stays out of memory: inserts fail with ENOMEM,
+     * build nothing, change nothing, then work again. */
+    for (uint64_t allowed = 0; allowed < 12; allowed++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        failing_alloc fa{
+            {failing_alloc_fn, failing_free_fn, nullptr}, &ta, allowed};
+        fa.base.ctx = &fa;
+        g_counts = counts{};
+        {
+            ark::pool_options o;
+            o.allocator = &fa.base;
+            ark::pool<counted> p(o);
+            if (!p.ok()) {
+                CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                continue;
+            }
+            size_t fails = 0;
+            for (int i = 0; i < 1000000 && fails < 5; i++) {
+                size_t before = p.size();
+                long made = g_counts.made;
+                auto h = i % 2 ? p.emplace(i) : p.insert(counted(i));
+                if (!h) {
+                    CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                    CHECK_EQ(p.size(), before);
+                    /* emplace built nothing; insert built only its
+                     * argument. */
+                    CHECK_EQ(g_counts.made, made + (i % 2 ? 0 : 1));
+                    fails++;
+                }
+            }
+            CHECK_EQ(fails, 5);
+            fa.left = UINT64_MAX;
+            auto h = p.emplace(-1);
+            CHECK(h);
+            CHECK_STATUS(p.last_status(), ARK_OK);
+        }
+        CHECK_EQ(g_counts.live(), 0);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees, 0);
+    }
+}
+
+namespace {
+/* A node whose destructor removes its partner from the same pool: the
+ * wrapper's destructor hook calling back into the C pool. */
+struct linked;
+ark::pool<linked> *g_linked_pool = nullptr;
+int g_linked_destroyed = 0;
+struct linked {
+    ark::handle<linked> partner;
+    ~linked() {
+        g_linked_destroyed++;
+        if (g_linked_pool != nullptr && partner) {
+            g_linked_pool->remove(partner);
+        }
+    }
+};
+} // namespace
+
+TEST(pool_destructor_may_remove_from_its_pool) {
+    g_linked_destroyed = 0;
+    {
+        ark::pool<linked> p;
+        g_linked_pool = &p;
+        auto a = p.emplace();
+        auto b = p.emplace();
+        auto c = p.emplace();
+        p.get(a)->partner = b;
+        p.get(b)->partner = a;
+        CHECK(p.remove(a));
+        CHECK_EQ(g_linked_destroyed, 2); /* a, then b from a's destructor */
+        CHECK(p.get(b) == nullptr);
+        CHECK_EQ(p.size(), 1);
+        auto d = p.emplace();
+        p.get(c)->partner = d;
+        CHECK(p.remove_later(c));
+        CHECK_EQ(p.flush(), 1); /* c; d goes by remove from c's destructor */
+        CHECK_EQ(g_linked_destroyed, 4);
+        CHECK(p.get(d) == nullptr);
+        p.emplace();
+        p.emplace();
+    }
+    g_linked_pool = nullptr;
+    CHECK_EQ(g_linked_destroyed, 6);
+}
+
+TEST(pool_move_transfers_elements) {
+    g_counts = counts{};
+    {
+        ark::pool<counted> a;
+        auto h = a.emplace(7);
+        ark::pool<counted> b(std::move(a));
+        CHECK(!a.ok());
+        CHECK_EQ(a.size(), 0);
+        CHECK(b.ok());
+        CHECK_EQ(b.get(h)->id, 7);
+        CHECK_EQ(g_counts.made, 1);
+        CHECK_EQ(g_counts.destroyed, 0);
+
+        ark::pool<counted> c;
+        c.emplace(8);
+        c.emplace(9);
+        c = std::move(b); /* c's two elements are destroyed */
+        CHECK_EQ(g_counts.destroyed, 2);
+        CHECK_EQ(c.get(h)->id, 7);
+        CHECK(!b.ok());
+        b = std::move(c); /* into a moved-from pool */
+        CHECK_EQ(b.get(h)->id, 7);
+        CHECK_EQ(g_counts.destroyed, 2);
+    }
+    CHECK_EQ(g_counts.live(), 0);
+}
+
+namespace {
+struct alignas(64) wide {
+    unsigned char bytes[80];
+};
+} // namespace
+
+TEST(pool_alignment_and_reserve) {
+    ark::pool<wide> p;
+    CHECK(p.ok());
+    CHECK_STATUS(p.reserve(1000), ARK_OK);
+    for (int i = 0; i < 100; i++) {
+        auto h = p.emplace();
+        CHECK(h);
+        CHECK_EQ(reinterpret_cast<uintptr_t>(p.get(h)) % 64, 0);
+        CHECK_EQ(p.get(h)->bytes[79], 0); /* value-initialised */
+    }
+    ark::pool<char> small;
+    auto h = small.insert('x');
+    CHECK(*small.get(h) == 'x');
+}
+
+/* Built with exceptions only (cases exc_*). */
+#if defined(__cpp_exceptions)
+namespace {
+struct thrower {
+    counted c;
+    explicit thrower(int i) : c(i) {
+        if (i < 0) {
+            throw i;
+        }
+    }
+};
+} // namespace
+
+TEST(exc_pool_throwing_constructor_releases_slot) {
+    g_counts = counts{};
+    {
+        ark::pool<thrower> p;
+        auto a = p.emplace(1);
+        CHECK(a);
+        bool caught = false;
+        try {
+            p.emplace(-1);
+        } catch (int v) {
+            caught = v == -1;
+        }
+        CHECK(caught);
+        CHECK_EQ(p.size(), 1);
+        /* thrower's member was built and unwound: counts balance except
+         * for the live element. */
+        CHECK_EQ(g_counts.live(), 1);
+        auto b = p.emplace(2);
+        CHECK(b);
+        CHECK_EQ(p.size(), 2);
+    }
+    CHECK_EQ(g_counts.live(), 0);
+}
+#endif
+
+/* ---- table -------------------------------------------------------------- */
+
+namespace {
+std::vector<ark_handle> g_table_removed;
+void table_hook(void *elem, ark_handle h, void *user) {
+    (void)elem;
+    *static_cast<int *>(user) += 1;
+    g_table_removed.push_back(h);
+}
+} // namespace
+
+TEST(table_typed_columns_and_rows) {
+    int hooks = 0;
+    g_table_removed.clear();
+    ark::table_options o;
+    o.on_remove = table_hook;
+    o.user = &hooks;
+    ark::table t({sizeof(float), sizeof(vec2), sizeof(uint8_t)}, o);
+    CHECK(t.ok());
+    CHECK_EQ(t.ncolumns(), 3);
+    CHECK_EQ(t.column_size(1), sizeof(vec2));
+    CHECK_EQ(t.column_size(3), 0);
+    std::vector<ark::table::handle_type> hs;
+    for (int i = 0; i < 20; i++) {
+        size_t row = 99;
+        auto h = t.insert(&row);
+        CHECK(h);
+        CHECK_EQ(row, (size_t)i);
+        CHECK_EQ(t.row(h), (size_t)i);
+        CHECK(t.handle_at(row) == h);
+        t.column<float>(0)[row] = (float)i;
+        t.column<vec2>(1)[row] = vec2{(float)i, (float)-i};
+        *t.get<uint8_t>(h, 2) = (uint8_t)i;
+        hs.push_back(h);
+    }
+    CHECK_EQ(t.size(), 20);
+    CHECK_EQ(t.rows(), 20);
+    CHECK_EQ(reinterpret_cast<uintptr_t>(t.column<float>(0)) % 64, 0);
+    /* Swap-and-pop: the last row moves into row 3; handles follow. */
+    CHECK(t.remove(hs[3]));
+    CHECK_EQ(hooks, 1);
+    CHECK(g_table_removed.back() == hs[3].raw());
+    CHECK_EQ(t.row(hs[19]), 3);
+    CHECK(t.column<float>(0)[3] == 19.0f);
+    CHECK(t.get<vec2>(hs[19], 1)->y == -19.0f);
+    CHECK(t.row(hs[3]) == ARK_NO_ROW);
+    CHECK(!t.contains(hs[3]));
+    CHECK(t.get<float>(hs[3], 0) == nullptr);
+    CHECK(!t.remove(hs[3]));
+    CHECK_STATUS(t.last_status(), ARK_ESTALE);
+    CHECK_STATUS(t.check(hs[3]), ARK_ESTALE);
+    CHECK_STATUS(t.check(hs[4]), ARK_OK);
+
+    CHECK(t.remove_later(hs[5]));
+    CHECK_EQ(t.size(), 18);
+    CHECK_EQ(t.rows(), 19);
+    CHECK(!t.handle_at(5));
+    CHECK_EQ(t.flush(), 1);
+    CHECK_EQ(hooks, 2);
+    CHECK_EQ(t.rows(), 18);
+
+    uint64_t w = t.seal(hs[7]);
+    CHECK(t.unseal(w) == hs[7]);
+    CHECK_STATUS(t.reserve(1000), ARK_OK);
+
+    ark::table moved(std::move(t));
+    CHECK(!t.ok());
+    CHECK_EQ(t.size(), 0);
+    CHECK_EQ(moved.row(hs[7]), 7);
+    moved.clear();
+    CHECK_EQ(hooks, 20);
+    CHECK_EQ(moved.size(), 0);
+    CHECK(moved.insert());
+    moved.clear(false);
+    CHECK_EQ(hooks, 20);
+
+    size_t sizes[2] = {4, 4};
+    ark::table arr(sizes, 2);
+    CHECK(arr.ok());
+    ark::table none(sizes, 0);
+    CHECK(!none.ok());
+    CHECK_STATUS(none.last_status(), ARK_EINVAL);
+    ark::table zero({0});
+    CHECK(!zero.ok());
+    CHECK_STATUS(zero.last_status(), ARK_EINVAL);
+    ark::table empty_table;
+    CHECK(!empty_table.ok());
+    empty_table = std::move(arr);
+    CHECK(empty_table.ok());
+    CHECK_EQ(empty_table.ncolumns(), 2);
+}
+
+TEST(table_allocation_failure_sweep) {
+    bool finished = false;
+    for (uint64_t k = 1; k < 100 && !finished; k++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        test_allocator_fail_at(&ta, k);
+        {
+            ark::table_options o;
+            o.allocator = &ta.base;
+            ark::table t({4, 8}, o);
+            if (!t.ok()) {
+                CHECK_STATUS(t.last_status(), ARK_ENOMEM);
+                continue;
+            }
+            size_t fails = 0;
+            for (int i = 0; i < 500; i++) {
+                size_t before = t.size();
+                if (!t.insert()) {
+                    CHECK_STATUS(t.last_status(), ARK_ENOMEM);
+                    CHECK_EQ(t.size(), before);
+                    fails++;
+                }
+            }
+            finished = ta.failures == 0;
+            CHECK(fails == ta.failures);
+        }
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees, 0);
+    }
+    CHECK(finished);
+}
