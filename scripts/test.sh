@@ -85,12 +85,15 @@ wine_up() {
 wine_down() {
   [ ! -x "$WINESERVER" ] || "$WINESERVER" -k >/dev/null 2>&1 || true
 }
+# A test is run a second time only if its first run fails: wine itself
+# occasionally fails to start a process (a 0.01 s failure, seen once in
+# ~500 runs); a real failure fails twice.
 wine_stage() {
   export WINEPREFIX="$PWD/build/mingw/wineprefix" WINEDEBUG=-all
   PRE_CTEST=wine_up POST_CTEST=wine_down run_stage wine build/mingw \
     -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-mingw64.cmake" \
     -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON \
-    -DARK_EXAMPLES=ON -- -- -E '^(style|readme)\.'
+    -DARK_EXAMPLES=ON -- -- -E '^(style|readme)\.' --repeat until-pass:2
 }
 
 debug=(-DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON)
