@@ -1,7 +1,7 @@
 # Check that every README code block preceded by <!-- example: PATH -->
 # is byte-for-byte the file PATH (so the README snippet is the compiled one).
 file(READ ${ROOT}/README.md readme)
-string(REGEX MATCHALL "<!-- example: [^ ]+ -->\n```c\n" markers "${readme}")
+string(REGEX MATCHALL "<!-- example: [^ ]+ -->\n```c(pp)?\n" markers "${readme}")
 list(LENGTH markers n)
 if(n EQUAL 0)
   message(FATAL_ERROR "README has no <!-- example: PATH --> block")
