@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Thin wrapper over CMake. `make test` and `make bench` do all their own
 # set-up on a fresh Debian machine.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_idmap.c - ark_idmap on the workloads of bench_idmap_common.h.
  * The peers (absl::flat_hash_map, std::unordered_map) are in

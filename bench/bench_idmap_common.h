@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_idmap_common.h - keys, workloads and CSV rows shared by
  * bench_idmap.c (ark) and bench_idmap_peers.cpp (absl, std), so every

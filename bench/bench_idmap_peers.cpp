@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // bench_idmap_peers.cpp - the peers of bench_idmap.c on the same keys,
 // workloads, rows and checksums: boost::unordered_flat_map (when Debian's
 // libboost1.81-dev is installed), absl::flat_hash_map<uint64_t, uint64_t>

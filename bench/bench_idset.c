@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_idset.c - ark_idset against a flat sorted uint32 array, in the same
  * run, on the workloads B1-B10 of shared/idset-notes.md (idset_bench.h).

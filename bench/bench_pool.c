@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pool.c - section `pool`: ark_pool against a plain C array (the
  * floor) and slotarray.h, the generational slot array a C programmer

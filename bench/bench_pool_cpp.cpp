@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pool_cpp.cpp - section `pool_cpp`: the pool workloads through
  * ark.hpp (ark::pool<elem>, impl ark_hpp) and through the C API (ark_pool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pool_peers.cpp - section `pool`, C++ peers of ark_pool: the same
  * workloads, PRNG, seed and operation order as bench_pool.c (read its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_snapshot.c - ark_pool_save / ark_pool_load against memcpy of the
  * same element bytes, side by side in one process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_table.c - ark_table against plain malloc'd arrays (the floor) and
  * an array of structs, on rows of {x, y, vx, vy} floats.

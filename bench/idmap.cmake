@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # C++ peers of ark_idmap (bench_idmap_peers.cpp): std::unordered_map always,
 # boost::unordered_flat_map when Debian's libboost1.81-dev is installed and
 # absl::flat_hash_map when libabsl-dev is (both listed in idmap.deps).

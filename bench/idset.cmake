@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # idset: the flat baseline's set algebra is the STL's (idset_std.cpp), linked
 # into bench_idset when a C++ compiler is found (else its B11 rows are
 # absent). Peers: CRoaring and Judy1 on the same workloads as bench_idset

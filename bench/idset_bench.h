@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_bench.h - the idset workloads (B1-B10 of shared/idset-notes.md),
  * shared by bench_idset.c (ark and the flat array) and idset_peers.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_peers.c - CRoaring and Judy1 on the idset workloads of
  * idset_bench.h, with the same op streams, seed and checksums as

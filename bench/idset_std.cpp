@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // idset_std.cpp - the flat arrays' set algebra for bench_idset: the STL
 // algorithms over sorted uint32 arrays, the baseline of the B11 rows.
 #include <algorithm>

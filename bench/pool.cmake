@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # C++ peers of ark_pool (bench_pool_peers.cpp): std::unordered_map always,
 # absl::flat_hash_map and plf::colony when their Debian packages are
 # installed. Built only with -DARK_BENCH_PEERS=ON (bench/run.sh sets it),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench_pool_cpp.cpp: the pool workloads through ark.hpp and through the
 # C API in one process (section pool_cpp). Built whenever a C++ compiler
 # is found, so `make bench` always measures the wrapper; the library and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_recipe.h - what the C and C++ programs of section `pool` share
  * (bench_pool.c, bench_pool_peers.cpp, pool_workloads.h): the element, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_workloads.h - the workloads of section `pool` for one handle
  * container, written once and instantiated per implementation (C and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turn the benchmark CSV into markdown tables, PNG charts and the dated
 docs/benchmarks.md.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/run.sh MODE - build and run every benchmark, then write the report.
 #   MODE = full  (make bench)        -> build/bench/results/latest.{csv,env,md},
 #                                       charts in build/bench/results/latest/

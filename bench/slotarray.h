@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slotarray.h - the generational slot array a C programmer writes by hand
  * in an afternoon: the baseline ark_pool has to beat.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-compile ark for 64-bit Windows with mingw-w64 (Debian package
 # mingw-w64; x86_64-w64-mingw32-gcc) and run the tests under wine:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpp_frame.cpp - a frame loop through ark.hpp: a pool of monsters with
  * removal marked during the frame and swept at its end, a table of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame_loop.c - a game frame loop with ref-counted textures.
  *

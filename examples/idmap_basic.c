@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idmap_basic.c - map external account ids to handles with ark_idmap.
  */

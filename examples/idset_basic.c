@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include <ark/ark.h>
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot_server.c - a game server saves its players to a file and a
  * restarted server loads them: the sealed handles its clients hold still

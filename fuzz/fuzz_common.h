@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_common.h - what the fuzz targets share: a byte reader and an
  * allocator the input can make fail.

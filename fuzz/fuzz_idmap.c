@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_idmap.c - ark_idmap against a model, driven by fuzz input.
  *

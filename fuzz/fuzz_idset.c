@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_idset.c - ark_idset against a sorted uint32 array, driven by fuzz
  * input.

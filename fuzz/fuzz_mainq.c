@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_mainq.c - ark_mainq (single-threaded) against a model, driven by
  * fuzz input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pool.c - ark_pool against a model, driven by fuzz input.
  *

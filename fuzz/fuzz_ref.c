@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ref.c - ark_ref, ark_refvec, ark_refmap and the autorelease pool
  * against a model, driven by fuzz input.

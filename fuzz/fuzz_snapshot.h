@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_snapshot.h - what the snapshot loaders' fuzz targets share.
  *

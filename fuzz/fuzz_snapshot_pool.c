@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_snapshot_pool.c - ark_pool_load on arbitrary bytes (see
  * fuzz_snapshot.h for the input format).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_table.c - ark_table against a model, driven by fuzz input.
  *

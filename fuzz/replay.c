@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay.c - run a fuzz target's entry point over files or directories
  * (the committed corpus), without libFuzzer. Used by ctest.

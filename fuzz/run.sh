@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run every libFuzzer target in BUILD_DIR/fuzz for FUZZ_SECONDS each, seeded
 # from fuzz/corpus/<module>/ (read-only: new inputs go to BUILD_DIR), and
 # print one line per target: executions, new corpus inputs, crashes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * seed_snapshot.c - write the seed corpus of the snapshot fuzz targets:
  * valid snapshots of pools and tables in the configs the targets load

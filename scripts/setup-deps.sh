@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what `make test` and CI need on Debian 12, and only what is
 # missing: nothing is downloaded (not even the package lists) when every
 # package is already there. Needs root (or sudo) only when installing.

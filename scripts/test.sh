@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run the test stages and sum them. Usage: scripts/test.sh [stage...]
 # Stages (default: all, in this order):
 #   debug     gcc, warnings as errors, every test (consumer projects too)

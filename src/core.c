@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core.c - status strings, the default allocator, handle layouts.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core_internal.h - helpers shared by the ark modules; never installed.
  */

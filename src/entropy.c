@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * entropy.c - 64 bits from the operating system's random source, for hash
  * seeds and seal keys.

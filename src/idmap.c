@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idmap.c - ark_idmap: groups of 15 slots probed with one 16-byte control
  * word each, overflow bits instead of tombstones, and a hard bound on how

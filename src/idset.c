@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset.c - ark_idset's life cycle and its invariant checker, and the one
  * external definition of each inline function of idset.h. The structure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_algebra.c - intersect, union, difference and intersect_count.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_cascade.c - single inserts and removes.
  *

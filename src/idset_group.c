@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_group.c - the group encoding: dense windows, the form changes
  * (rebase, promotion, demotion), in-group shifts and decoding.

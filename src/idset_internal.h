@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_internal.h - the private side of ark_idset, shared by its files:
  *

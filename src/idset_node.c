@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_node.c - storage: the freelist of 1024-byte nodes, buddy sharing,
  * and the contiguous header and key arrays.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idset_sweep.c - the frame-end sweep (remove_sorted) and copy.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mainq.c - ark_mainq: a mutex-protected FIFO of chunks of tasks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c - ark_pool: slots holding elements, an occupancy bitmap, and the
  * handle engine (slots.h) for every handle rule.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool_internal.h - checks on ark_pool for the tests; never installed.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref.c - ark_ref's out-of-line twins, the autorelease pool and ark_refvec.
  *

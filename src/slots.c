@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots.c - the handle engine's slow paths: layout validation, growth,
  * the removal state machine with hooks, sealing and validation. The rules

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slots.h - the handle engine under ark_pool and ark_table; never
  * installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot.c - the snapshot byte format shared by every container: the
  * checksum,

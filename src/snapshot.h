@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * snapshot.h - the byte format of ark snapshots (docs/snapshot.md): a
  * buffered little-endian writer and a bounded reader over the user's

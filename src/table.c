@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * table.c - ark_table: SoA columns, the handle slots of the engine
  * (slots.h) and a row -> slot back-map.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * table_internal.h - ark_table helpers for the tests; never installed.
  */

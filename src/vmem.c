@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmem.c - reserve / commit / release on POSIX (mmap + mprotect) and
  * Windows (VirtualAlloc); elsewhere every call reports that there is no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vmem_internal.h - the one small virtual-memory abstraction ark uses:
  * reserve address space, commit pages of it, release it. Never installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_core.c - status strings, the default allocator, virtual memory,
  * the OS entropy source and the test allocator itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_idmap.c - ark_idmap: every function, special keys, a randomized
  * differential test against an array model, colliding keys, floods of keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_idmap_swar.c - the whole idmap suite again on the portable 8-byte
  * SWAR group code: idmap.c is compiled into this test with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_idset.c - ark_idset against a sorted uint32 array model.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mainq.c - ark_mainq: ordering, partial runs, tasks that post,
  * allocation failure, producers on other threads, and a frame loop driven

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool.c - ark_pool's storage: elements, addresses, iteration,
  * reservation, a model test and allocation-failure injection. The handle

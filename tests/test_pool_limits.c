@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool_limits.c - what a pool asks of the machine: address space per
  * pool, page sizes, element limits.

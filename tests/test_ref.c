@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ref.c - ark_ref counting, the autorelease pool and ark_refvec.
  *

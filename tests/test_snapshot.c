@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_snapshot.c - save/load and insert_at for pool and table:
  * continuation equivalence (the loaded container issues the same handles

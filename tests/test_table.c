@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_table.c - ark_table's storage: rows and columns, a model test over
  * both storage paths, address stability, alignment and allocation-failure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/ark.h - umbrella header: version macros and every module.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/ark.hpp - the C++17 face of ark: typed, RAII, header-only over the C
  * API, whose headers stay the reference for every behaviour not restated

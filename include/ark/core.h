@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/core.h - the vocabulary every ark module shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/idmap.h - a uint64 -> uint64 hash map for ids you do not choose.
  *

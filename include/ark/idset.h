@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/idset.h - the ordered entity-id sequence in circular 256-id groups.
  *

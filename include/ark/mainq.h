@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/mainq.h - a main-thread task queue (after Cocos2d-x's
  * Scheduler::performFunctionInCocosThread).

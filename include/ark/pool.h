@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/pool.h - stable storage with holes, addressed by generational handles.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/ref.h - reference counting, an autorelease pool, and a vector of
  * counted references (after Cocos2d-x's Ref, autorelease and Vector).

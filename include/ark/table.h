@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ark/table.h - packed structure-of-arrays rows addressed by stable
  * generational handles.

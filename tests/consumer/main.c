@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A program that uses ark the way a consumer project does: the umbrella
  * header, a pool (virtual memory), an idmap (OS entropy) and a mainq

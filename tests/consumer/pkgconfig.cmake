@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Build tests/consumer/main.c the way a Makefile user would:
 #   cc main.c $(pkg-config --cflags --libs ark)
 # against an installed ark (PREFIX), then run it (through RUN, an emulator

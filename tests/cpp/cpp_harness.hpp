@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpp_harness.hpp - the C harness (tests/harness.h) seen from C++, plus
  * what the ark.hpp tests share: an element type that counts its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cpp_containers.cpp - ark::idset, ark::idmap, ark::ref_ptr,
  * ark::refvec, ark::refmap, ark::autorelease_pool and ark::mainq

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cpp_pool.cpp - ark::handle<T>, ark::pool<T> and ark::table
  * (include/ark/ark.hpp). Cases named exc_* need exceptions; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Go peers of the ark benchmarks: one main package per section in a
 // subdirectory (bench/go/<section>); bench/run.sh builds each into
 // build/bench/go/bench_<section>_go and runs it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 package main
 
 // SliceMap is our port of the Go client article's design (a Go "slice instead of map"

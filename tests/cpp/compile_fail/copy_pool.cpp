@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Copying a pool must not compile: a pool is move-only. */
 /* expect-error: deleted */
 #include "ark/ark.hpp"

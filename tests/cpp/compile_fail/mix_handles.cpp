@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool<A>::get(handle<B>) must not compile: handles of different element
  * types do not convert into each other. */
 /* expect-error: no matching (member )?function */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A raw uint64 must not become a typed handle implicitly (a forged or
  * foreign value must be named as such: ark::handle<T>(raw)). */
 /* expect-error: no matching (member )?function */

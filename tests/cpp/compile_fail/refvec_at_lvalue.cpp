@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* refvec::at is borrowed: it returns a T * by value, so it cannot be
  * assigned through (no l-value that could unbalance a count, as in
  * Cocos2d-x's Vector, which has no operator[] for that reason). */

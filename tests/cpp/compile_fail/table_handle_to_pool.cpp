@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A table's handle must not be accepted by a pool (the issue's example:
  * two plain uint64 handles that ark_pool_get accepted). */
 /* expect-error: no matching (member )?function */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A C++ translation unit on the header part of the single-file ark.h,
 // linked with the C one that holds the implementation. Its check runs
 // before main (a static object's constructor) and aborts on failure.

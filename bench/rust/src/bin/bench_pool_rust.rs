@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Section `pool`, Rust peers of ark_pool: slotmap 1.0.6's SlotMap,
 //! HopSlotMap and DenseSlotMap, with the same workloads, PRNG, seed and
 //! operation order as bench/bench_pool.c (its header comment is the
