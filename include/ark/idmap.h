@@ -429,6 +429,25 @@ ARK_INLINE void ark_idmap_iter_next(ark_idmap_iter *it) {
     ark__idmap_iter_seek(it, it->index + 1);
 }
 
+/*
+ * Write the map to w as a snapshot (docs/snapshot.md): its (key, value)
+ * pairs in iteration order, with a checksum. The hash seed is not saved.
+ * Errors: the writer's status. Complexity: O(count).
+ */
+ARK_API ark_status ark_idmap_save(const ark_idmap *m, const ark_writer *w);
+
+/*
+ * Make a map from the snapshot r reads (one made by ark_idmap_save); *out
+ * is set only on success. The map draws a fresh seed from the OS, so its
+ * iteration order may differ from the saved map's. Any byte sequence is
+ * safe: malformed input (a duplicate key included) gives ARK_ECORRUPT,
+ * never a crash, and memory grows only with the pairs actually read.
+ * Errors: ARK_ECORRUPT, ARK_ENOMEM, or the reader's status.
+ * Complexity: O(count) expected.
+ */
+ARK_API ark_status ark_idmap_load(ark_idmap **out, const ark_allocator *a,
+                                  const ark_reader *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -446,6 +446,26 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark_idset_iter_next(ark_idset_iter *it) {
  */
 ARK_API ark_status ark_idset_validate(const ark_idset *s);
 
+/*
+ * Write the set to w as a snapshot (docs/snapshot.md): its ids in order,
+ * each as the gap from the previous one in a varint (one byte per id on
+ * dense ids), with a checksum.
+ * Errors: the writer's status. Complexity: O(count).
+ */
+ARK_API ark_status ark_idset_save(const ark_idset *s, const ark_writer *w);
+
+/*
+ * Make a set from the snapshot r reads (one made by ark_idset_save); *out
+ * is set only on success. Any byte sequence is safe: malformed input gives
+ * ARK_ECORRUPT, never a crash, and memory grows only with the ids actually
+ * read (each takes at least one byte of input). Reads exactly the
+ * snapshot's bytes.
+ * Errors: ARK_ECORRUPT (malformed, truncated, another kind, checksum),
+ * ARK_ENOMEM, or the reader's status. Complexity: O(count).
+ */
+ARK_API ark_status ark_idset_load(ark_idset **out, const ark_allocator *a,
+                                  const ark_reader *r);
+
 #ifdef __cplusplus
 }
 #endif
