@@ -58,32 +58,50 @@ static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     }
 }
 
-/* Copy an element; the common sizes get fixed-size copies the compiler
- * inlines (a libc call per element would dominate an insert, a save or a
- * load). */
+/* Largest element ark__copy_upto64 and ark__zero_upto64 take. */
+#define ARK__INLINE_ELEM_MAX 64
+
+/* Copy n <= 64 bytes with at most four fixed-size moves that may overlap
+ * (the compiler inlines each; no call, so a hot path using it needs no
+ * stack frame). The branches depend on n alone, which is the same on
+ * every call for one container. */
+static inline void ark__copy_upto64(void *dst, const void *src, size_t n) {
+    char *d = dst;
+    const char *s = src;
+    if (n >= 16) {
+        if (n <= 32) {
+            memcpy(d, s, 16);
+            memcpy(d + n - 16, s + n - 16, 16);
+        } else {
+            memcpy(d, s, 32);
+            memcpy(d + n - 32, s + n - 32, 32);
+        }
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+/* Zero n <= 64 bytes the same way. */
+static inline void ark__zero_upto64(void *dst, size_t n) {
+    static const char zeros[ARK__INLINE_ELEM_MAX];
+    ark__copy_upto64(dst, zeros, n);
+}
+
+/* Copy an element: inline moves up to 64 bytes (a libc call per element
+ * would dominate an insert, a save or a load), memcpy past that. */
 static inline void ark__copy_small(void *dst, const void *src, size_t n) {
-    switch (n) {
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 12:
-        memcpy(dst, src, 12);
-        break;
-    case 16:
-        memcpy(dst, src, 16);
-        break;
-    case 24:
-        memcpy(dst, src, 24);
-        break;
-    case 32:
-        memcpy(dst, src, 32);
-        break;
-    default:
+    if (n <= ARK__INLINE_ELEM_MAX) {
+        ark__copy_upto64(dst, src, n);
+    } else {
         memcpy(dst, src, n);
-        break;
     }
 }
 

@@ -152,11 +152,16 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
 }
 
 /* The bytes of the reserved range to commit for want slots: OS pages up
- * to 2 MiB, whole 2 MiB blocks past that, never past the range. */
+ * to 2 MiB, at least doubling what is committed (one system call per
+ * doubling, not per page: committed pages take no memory until touched),
+ * whole 2 MiB blocks past that, never past the range. */
 static size_t flat_end(const ark_pool *p, uint64_t want) {
     size_t stride = p->view.slots.stride;
     uint64_t slots = want < p->flat_slots ? want : p->flat_slots;
     size_t end = ark__round_up((size_t)slots, 64) * stride;
+    if (end < HUGE && end < 2 * p->flat_committed) {
+        end = 2 * p->flat_committed < HUGE ? 2 * p->flat_committed : HUGE;
+    }
     end = ark__round_up(end, end <= HUGE ? ark__vmem_page_size() : HUGE);
     size_t max = (size_t)p->flat_slots * stride;
     return end < max ? end : max;
@@ -176,6 +181,13 @@ static ark_status grow_flat(ark_pool *p, size_t end) {
         if (ark__vmem_commit(p->flat + p->flat_committed,
                              end - p->flat_committed) != 0) {
             return ARK_ENOMEM;
+        }
+        /* Below 2 MiB the range has small pages, each a trap on first
+         * touch: fault the new part in at once (at most what is used
+         * plus as much again, see flat_end). */
+        if (end <= HUGE) {
+            ark__vmem_prefault(p->flat + p->flat_committed,
+                               end - p->flat_committed);
         }
         p->flat_committed = end;
     }
@@ -358,41 +370,94 @@ void ark_pool_destroy(ark_pool *p) {
 
 /* ---- elements ---------------------------------------------------------- */
 
-/* Take a slot for a new element and mark it live. */
-static inline ark_status pool_take(ark_pool *p, uint64_t *i, char **slot) {
-    ark_status st = ark__slots_take(&p->s, i, slot);
-    if (st == ARK_OK) {
-        p->view.live[*i >> 6] |= (uint64_t)1 << (*i & 63);
+/* Show live slot i to iteration. */
+static inline void pool_link(ark_pool *p, uint64_t i) {
+    p->view.live[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+/* The handle of the element just put in live slot i. */
+static inline ark_handle pool_handle(const ark_pool *p, uint64_t i,
+                                     const char *slot) {
+    return ark__handle_make(&p->view.slots.layout, i,
+                            *(const uint32_t *)(const void *)slot - 1);
+}
+
+/* insert and alloc in general (elem NULL: a zeroed element): any element
+ * size, growth, the end of the index space. *at gets the element. */
+static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
+                           char **at) {
+    uint64_t i;
+    char *slot;
+    ark_status st = ark__slots_take(&p->s, &i, &slot);
+    if (st != ARK_OK) {
+        return st;
     }
-    return st;
+    pool_link(p, i);
+    char *e = slot + p->view.slots.data_off;
+    if (elem != NULL) {
+        ark__copy_small(e, elem, p->elem_size);
+    } else {
+        memset(e, 0, p->elem_size);
+    }
+    if (out != NULL) {
+        *out = pool_handle(p, i, slot);
+    }
+    *at = e;
+    return ARK_OK;
+}
+
+/* pool_add for insert and alloc, out of line: their fast paths call
+ * these in tail position, so they need no stack frame of their own. */
+static ARK_NOINLINE ark_status pool_insert_slow(ark_pool *p, const void *elem,
+                                                ark_handle *out) {
+    char *e;
+    return pool_add(p, elem, out, &e);
+}
+
+static ARK_NOINLINE void *pool_alloc_slow(ark_pool *p, ark_handle *out) {
+    char *e;
+    return pool_add(p, NULL, out, &e) == ARK_OK ? e : NULL;
+}
+
+/* The common case of insert and alloc, with no call: a slot from the
+ * engine's take_fast for an element of at most ARK__INLINE_ELEM_MAX
+ * bytes, linked; NULL (nothing changed) when pool_add must run. */
+static inline char *pool_take_fast(ark_pool *p, uint64_t *i) {
+    if (ARK_UNLIKELY(p->elem_size > ARK__INLINE_ELEM_MAX)) {
+        return NULL;
+    }
+    char *slot = ark__slots_take_fast(&p->s, &p->view.slots, i);
+    if (ARK_LIKELY(slot != NULL)) {
+        pool_link(p, *i);
+    }
+    return slot;
 }
 
 void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
     assert(p != NULL);
     uint64_t i;
-    char *slot;
-    if (pool_take(p, &i, &slot) != ARK_OK) {
-        return NULL;
+    char *slot = pool_take_fast(p, &i);
+    if (ARK_UNLIKELY(slot == NULL)) {
+        return pool_alloc_slow(p, out);
     }
-    char *elem = slot + p->view.slots.data_off;
-    memset(elem, 0, p->elem_size);
+    char *e = slot + p->view.slots.data_off;
+    ark__zero_upto64(e, p->elem_size);
     if (out != NULL) {
-        *out = ark__slots_handle(&p->s, i, slot);
+        *out = pool_handle(p, i, slot);
     }
-    return elem;
+    return e;
 }
 
 ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     assert(p != NULL && elem != NULL);
     uint64_t i;
-    char *slot;
-    ark_status st = pool_take(p, &i, &slot);
-    if (st != ARK_OK) {
-        return st;
+    char *slot = pool_take_fast(p, &i);
+    if (ARK_UNLIKELY(slot == NULL)) {
+        return pool_insert_slow(p, elem, out);
     }
-    ark__copy_small(slot + p->view.slots.data_off, elem, p->elem_size);
+    ark__copy_upto64(slot + p->view.slots.data_off, elem, p->elem_size);
     if (out != NULL) {
-        *out = ark__slots_handle(&p->s, i, slot);
+        *out = pool_handle(p, i, slot);
     }
     return ARK_OK;
 }
@@ -531,7 +596,7 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     if (st != ARK_OK) {
         return st;
     }
-    p->view.live[i >> 6] |= (uint64_t)1 << (i & 63);
+    pool_link(p, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->elem_size);
     return ARK_OK;
 }

@@ -71,6 +71,7 @@ ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
     s->limit = (uint64_t)1 << v->layout.index_bits;
     s->has_hook = cfg->has_hook;
     s->issued = 1; /* slot 0 exists from the first growth, never issued */
+    ark__slots_refresh_fast(s);
     seal_init(s, cfg->seal_key);
     return ARK_OK;
 }
@@ -124,6 +125,34 @@ ark_status ark__slots_grow_fresh(ark__slots *s) {
         return ARK_EFULL;
     }
     return grow_to(s, s->issued + 1);
+}
+
+ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
+    if (!ark__slots_reuses(s)) {
+        ark_status st = ark__slots_prepare(s);
+        if (st != ARK_OK) {
+            return st;
+        }
+    } else if (s->ring_dead != 0) {
+        ark__slots_skip_dead(s);
+    }
+    /* A fresh slot has room now, so take_fast fails only to reuse: at the
+     * end of the index space (fewer than ARK_REUSE_DELAY queued) or past
+     * dead entries still queued behind the head (skip_dead cleared the
+     * head). */
+    char *p = ark__slots_take_fast(s, s->v, index);
+    if (p == NULL) {
+        uint64_t mask = s->ring_cap - 1;
+        uint64_t i = s->ring[s->head];
+        s->head = (s->head + 1) & mask;
+        s->nfree--;
+        p = ark__slot_at(s->v, i);
+        *ark__stamp(p) = *ark__next_gen(p) + 1;
+        s->count++;
+        *index = i;
+    }
+    *slot = p;
+    return ARK_OK;
 }
 
 ark_status ark__slots_reserve(ark__slots *s, size_t n) {
@@ -215,7 +244,19 @@ static void drain_doomed(ark__slots *s) {
     s->doomed_done = 0;
 }
 
-ark_status ark__slots_remove_hooked(ark__slots *s, uint64_t i, char *slot) {
+void ark__slots_refresh_fast(ark__slots *s) {
+    s->fast_stamp_max =
+        s->has_hook || s->ring_dead != 0 ? 0 : s->v->layout.gen_max;
+}
+
+ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
+    if (!s->has_hook) {
+        uint32_t gen = *ark__stamp(slot) - 1;
+        s->count--;
+        s->ops->unlink(s->owner, i);
+        finish(s, i, gen, false);
+        return ARK_OK;
+    }
     if (i == s->dying) {
         return ARK_OK; /* its removal is running: one on_remove only */
     }
@@ -406,6 +447,11 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
 ark_status ark__slots_validate(const ark__slots *s,
                                bool (*linked)(const void *c, uint64_t i)) {
     const ark__slot_view *v = s->v;
+    uint32_t fast_max =
+        s->has_hook || s->ring_dead != 0 ? 0 : v->layout.gen_max;
+    if (s->fast_stamp_max != fast_max) {
+        return ARK_ECORRUPT;
+    }
     if (v->cap == 0) { /* nothing stored yet: slot 0 only, never issued */
         return s->issued == 1 && s->count == 0 && s->nfree == 0 &&
                        s->npending == 0 && s->ndoomed == 0
@@ -477,6 +523,7 @@ static void ring_compact(ark__slots *s) {
         s->ring[(s->head + w++) & mask] = x;
     }
     s->ring_dead = 0;
+    ark__slots_refresh_fast(s);
 }
 
 void ark__slots_skip_dead(ark__slots *s) {
@@ -490,6 +537,7 @@ void ark__slots_skip_dead(ark__slots *s) {
         s->ring_dead--;
         s->head = (s->head + 1) & mask;
     }
+    ark__slots_refresh_fast(s);
 }
 
 void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
@@ -562,6 +610,7 @@ static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
     }
     s->skip[i]++;
     s->ring_dead++;
+    ark__slots_refresh_fast(s);
     s->nfree--;
     if (s->ring_dead >= ARK_REUSE_DELAY && s->ring_dead >= s->nfree) {
         ring_compact(s);

@@ -82,6 +82,10 @@ typedef struct ark__slots {
     size_t count;     /* live elements, marked and dying ones excluded */
     uint64_t limit;   /* 2^index_bits: slots the layout addresses */
     uint64_t retired; /* slots whose generations are used up */
+    /* remove's inline path takes a live stamp up to this (the slot is
+     * queued after): gen_max without a hook or dead ring entries, else 0
+     * (ark__slots_refresh_fast keeps it). */
+    uint32_t fast_stamp_max;
     bool has_hook;
     bool draining;  /* a remove, flush or clear is running hooks */
     uint64_t dying; /* slot whose on_remove runs now, or 0 */
@@ -179,43 +183,51 @@ static inline ark_status ark__slots_prepare(ark__slots *s) {
  * the index space is used up, else a fresh one. Sets its stamp and counts
  * it; linking it is the caller's business.
  * Errors: ARK_EFULL, ARK_ENOMEM; nothing changes on error. */
-static inline ark_status ark__slots_take(ark__slots *s, uint64_t *index,
-                                         char **slot) {
-    uint64_t i;
+ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
+
+/* take's common cases, for a container's insert: the oldest free slot
+ * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
+ * ring room. Returns the slot (stamped and counted, as take leaves it),
+ * or NULL, having changed nothing, when the general take must run
+ * (growth, the end of the index space, dead ring entries). No call and
+ * no allocation, so a container's insert built on it needs no stack
+ * frame. v is s->v, passed by the container from a fixed offset. */
+static inline char *ark__slots_take_fast(ark__slots *s, const ark__slot_view *v,
+                                         uint64_t *index) {
+    uint64_t i, nfree = s->nfree;
     char *p;
     uint32_t gen;
-    if (ark__slots_reuses(s)) {
+    if (nfree >= ARK_REUSE_DELAY) {
         if (ARK_UNLIKELY(s->ring_dead != 0)) {
-            ark__slots_skip_dead(s);
+            return NULL;
         }
+        const uint32_t *ring = s->ring;
         uint64_t mask = s->ring_cap - 1;
-        i = s->ring[s->head];
-        s->head = (s->head + 1) & mask;
-        s->nfree--;
+        uint64_t head = s->head;
+        i = ring[head];
+        head = (head + 1) & mask;
+        s->head = head;
+        s->nfree = nfree - 1;
         /* FIFO reuse hands out the coldest free slot: start loading the
-         * one 8 inserts ahead so its miss overlaps. */
-        if (s->nfree > 8) {
-            ARK_PREFETCH_WRITE(
-                ark__slot_at(s->v, s->ring[(s->head + 8) & mask]));
-        }
-        p = ark__slot_at(s->v, i);
+         * one 8 inserts ahead (63 or more are still queued) so that its
+         * miss overlaps. */
+        ARK_PREFETCH_WRITE(ark__slot_at(v, ring[(head + 8) & mask]));
+        p = ark__slot_at(v, i);
         gen = *ark__next_gen(p);
     } else {
-        if (s->issued >= s->v->cap || s->issued > s->ring_cap) {
-            ark_status st = ark__slots_grow_fresh(s);
-            if (st != ARK_OK) {
-                return st;
-            }
+        i = s->issued;
+        /* v->cap <= s->limit: containers never give storage past it. */
+        if (ARK_UNLIKELY(i >= v->cap || i > s->ring_cap)) {
+            return NULL;
         }
-        i = s->issued++;
-        p = ark__slot_at(s->v, i);
+        s->issued = i + 1;
+        p = ark__slot_at(v, i);
         gen = 0;
     }
     *ark__stamp(p) = gen + 1;
     s->count++;
     *index = i;
-    *slot = p;
-    return ARK_OK;
+    return p;
 }
 
 /* The handle of live slot i. */
@@ -243,8 +255,13 @@ static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
     s->nfree++;
 }
 
-/* remove for a container with a hook, or while hooks run. */
-ark_status ark__slots_remove_hooked(ark__slots *s, uint64_t i, char *slot);
+/* Set fast_stamp_max from has_hook and ring_dead; called wherever they
+ * change. */
+void ark__slots_refresh_fast(ark__slots *s);
+
+/* remove of live slot i past the inline path: a hook to run (or hooks
+ * running), dead ring entries, or a slot to retire. */
+ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot);
 
 /* Remove the element h names: unlink, on_remove, drop, free. Without a
  * hook nothing can call back, so the whole removal is straight-line code
@@ -265,14 +282,18 @@ static inline ark_status ark__slots_remove(ark__slots *s,
     if (stamp != ark__handle_stamp(&v->layout, h)) {
         return ark__slots_classify(s, h);
     }
-    if (s->has_hook) {
-        return ark__slots_remove_hooked(s, i, slot);
+    if (ARK_UNLIKELY(stamp > s->fast_stamp_max)) {
+        return ark__slots_remove_slow(s, i, slot);
     }
+    /* No hook, no dead ring entries, generations left: unlink, drop and
+     * queue the slot, its next generation being stamp (gen + 1). */
     s->count--;
     ops->unlink(c, i);
     *ark__stamp(slot) = 0;
     ops->drop(c, slot);
-    ark__slots_free(s, i, slot, stamp - 1);
+    *ark__next_gen(slot) = stamp;
+    s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = (uint32_t)i;
+    s->nfree++;
     return ARK_OK;
 }
 

@@ -58,6 +58,15 @@ void ark__vmem_hint_huge(void *addr, size_t bytes) {
 #endif
 }
 
+void ark__vmem_prefault(void *addr, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(addr, bytes, MADV_POPULATE_WRITE);
+#else
+    (void)addr;
+    (void)bytes;
+#endif
+}
+
 void ark__vmem_release(void *addr, size_t bytes) { munmap(addr, bytes); }
 
 #elif defined(ARK_VMEM_WINDOWS)
@@ -78,6 +87,11 @@ int ark__vmem_commit(void *addr, size_t bytes) {
 }
 
 void ark__vmem_hint_huge(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+}
+
+void ark__vmem_prefault(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
 }
@@ -103,6 +117,11 @@ int ark__vmem_commit(void *addr, size_t bytes) {
 }
 
 void ark__vmem_hint_huge(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+}
+
+void ark__vmem_prefault(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
 }

@@ -31,6 +31,12 @@ int ark__vmem_commit(void *addr, size_t bytes);
  * can get them, so small containers keep 4 KiB pages. */
 void ark__vmem_hint_huge(void *addr, size_t bytes);
 
+/* Fault in committed [addr, addr + bytes) with one system call where the
+ * OS offers it (Linux 5.14+ MADV_POPULATE_WRITE): a trap per page on
+ * first touch costs microseconds in a virtual machine. A hint, silently
+ * ignored elsewhere; the pages then count as resident. */
+void ark__vmem_prefault(void *addr, size_t bytes);
+
 /* Release a whole reservation made by ark__vmem_reserve. */
 void ark__vmem_release(void *addr, size_t bytes);
 
