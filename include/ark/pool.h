@@ -335,59 +335,59 @@ typedef struct ark_pool_iter {
     ark_handle handle; /* its handle */
     /* private */
     const ark__pool_view *pool;
-    char *slot;         /* the current slot */
-    uint64_t index;     /* its index */
-    uint64_t bits;      /* live bits of its word from it on (bit 0 = it) */
-    uint64_t word;      /* the bitmap word being walked */
+    char *base;         /* slot 0 of the bitmap word being walked */
+    uint64_t bits;      /* its live bits not visited yet */
+    uint64_t word;      /* its number */
     size_t stride, off; /* copies of the pool's, kept in registers */
 } ark_pool_iter;
 
-/* Private: set the iterator at the live slot it is on. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_at(ark_pool_iter *it,
-                                                    uint32_t stamp) {
-    it->elem = it->slot + it->off;
-    it->handle =
-        ark__handle_make(&it->pool->slots.layout, it->index, stamp - 1);
-}
-
-/* Private: move past the current slot to the next live one. The bits of
- * a word are taken when the walk enters it (a 1-cycle dependency per step
- * instead of re-reading the word); a slot removed since then is skipped
- * because its stamp is 0. The bitmap is read through the pool because
+/* Private: enter the next bitmap word with a live bit after the current
+ * one, or end the walk. The bitmap is read through the pool because
  * inserts may reallocate it; slots never move, and the 64 slots of a word
  * are always contiguous. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
     const ark__pool_view *p = it->pool;
-    uint64_t bits = it->bits & ~(uint64_t)1; /* the current slot is done */
+    uint64_t words = (p->slots.cap + 63) >> 6;
+    uint64_t w = it->word + 1;
+    while (w < words && p->live[w] == 0) {
+        w++;
+    }
+    if (w >= words) {
+        it->word = words;
+        it->bits = 0;
+        return;
+    }
+    it->word = w;
+    it->bits = p->live[w];
+    it->base = ark__slot_at(&p->slots, w << 6);
+}
+
+/* Advance to the next live element. Each step takes the lowest bit left
+ * in the word (the bits are taken when the walk enters it, so a step
+ * depends on the last only through one bit-clear, and a hole costs no
+ * branch) and checks the slot's stamp: a slot removed since the walk
+ * entered its word reads 0 and is skipped. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
     for (;;) {
-        if (bits != 0) {
+        uint64_t bits = it->bits;
+        if (ARK_LIKELY(bits != 0)) {
             unsigned b = ark__ctz64(bits);
-            bits >>= b;
-            it->index += b;
-            it->slot += (size_t)b * it->stride;
-            uint32_t stamp = *(const uint32_t *)(const void *)it->slot;
-            if (stamp != 0) {
-                it->bits = bits;
-                ark__pool_iter_at(it, stamp);
+            it->bits = bits & (bits - 1);
+            char *slot = it->base + (size_t)b * it->stride;
+            uint32_t stamp = *(const uint32_t *)(const void *)slot;
+            if (ARK_LIKELY(stamp != 0)) {
+                it->elem = slot + it->off;
+                it->handle = ark__handle_make(&it->pool->slots.layout,
+                                              (it->word << 6) | b, stamp - 1);
                 return;
             }
-            bits &= ~(uint64_t)1;
             continue;
         }
-        uint64_t words = (p->slots.cap + 63) >> 6;
-        uint64_t w = it->word + 1;
-        while (w < words && p->live[w] == 0) {
-            w++;
-        }
-        if (w >= words) {
+        if (it->word >= ((it->pool->slots.cap + 63) >> 6)) {
             it->elem = NULL;
-            it->bits = 0;
             return;
         }
-        it->word = w;
-        bits = p->live[w];
-        it->index = w << 6;
-        it->slot = ark__slot_at(&p->slots, it->index);
+        ark__pool_iter_advance(it);
     }
 }
 
@@ -398,38 +398,19 @@ ark_pool_iter_begin(const ark_pool *p) {
     it.elem = NULL;
     it.handle = ARK_NULL_HANDLE;
     it.pool = ark__pool_view_of(p);
-    it.slot = NULL;
-    it.index = 0;
+    it.base = NULL;
     it.bits = 0;
     it.word = UINT64_MAX; /* the walk enters word 0 next */
     it.stride = it.pool->slots.stride;
     it.off = it.pool->slots.data_off;
     ark__pool_iter_advance(&it);
+    ark_pool_iter_next(&it);
     return it;
 }
 
 /* Return true while the iterator is at an element. */
 ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
     return it->elem != NULL;
-}
-
-/* Advance to the next live element. The common step (the next slot is
- * live and was not removed since the walk entered its word) is a shift,
- * an add and one stamp load; the general walk handles the rest. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
-    uint64_t bits = it->bits >> 1;
-    if (ARK_LIKELY(bits & 1)) {
-        char *slot = it->slot + it->stride;
-        uint32_t stamp = *(const uint32_t *)(const void *)slot;
-        if (ARK_LIKELY(stamp != 0)) {
-            it->bits = bits;
-            it->slot = slot;
-            it->index++;
-            ark__pool_iter_at(it, stamp);
-            return;
-        }
-    }
-    ark__pool_iter_advance(it);
 }
 
 #ifdef __cplusplus
