@@ -274,10 +274,14 @@ static inline ark_status ark__slots_remove(ark__slots *s,
                                            const ark__slot_ops *ops, void *c,
                                            ark_handle h) {
     uint64_t i = h & v->layout.index_mask;
-    if (i >= v->cap) {
+    char *slot;
+    if (ARK_LIKELY(i < v->nflat)) {
+        slot = v->flat + (size_t)i * v->stride;
+    } else if (i < v->cap) {
+        slot = ark__slot_paged(v, i);
+    } else {
         return ark__slots_classify(s, h);
     }
-    char *slot = ark__slot_at(v, i);
     uint32_t stamp = *ark__stamp(slot);
     if (stamp != ark__handle_stamp(&v->layout, h)) {
         return ark__slots_classify(s, h);

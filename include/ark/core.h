@@ -242,16 +242,21 @@ ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
 }
 
 /* Private: the slot handle h names if it is live, else NULL. Reads nothing
- * outside the container whatever h is. Every field is read before any
- * branch and an index out of range reads slot 0 (stamp 0 forever, so it
- * never matches): in a loop of lookups the compiler keeps the fields in
- * registers and each lookup is a few instructions and one slot load. */
+ * outside the container whatever h is: an index past the storage reads
+ * slot 0 (stamp 0 forever, so it never matches). The common case, an
+ * index in the reserved range, is one compare; in a loop of lookups the
+ * compiler keeps the fields in registers and each lookup is a few
+ * instructions and one slot load. */
 ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
                                                   ark_handle h) {
     uint64_t expect = ark__handle_stamp(&v->layout, h);
     uint64_t i = h & v->layout.index_mask;
-    i = i < v->cap ? i : 0;
-    char *slot = ark__slot_at(v, i);
+    char *slot;
+    if (ARK_LIKELY(i < v->nflat)) {
+        slot = v->flat + (size_t)i * v->stride;
+    } else {
+        slot = ark__slot_at(v, i < v->cap ? i : 0);
+    }
     return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
 }
 
