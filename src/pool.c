@@ -392,8 +392,10 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
     }
     pool_link(p, i);
     char *e = slot + p->view.slots.data_off;
-    if (elem != NULL) {
-        ark__copy_small(e, elem, p->elem_size);
+    if (elem != NULL && p->elem_size <= ARK__INLINE_ELEM_MAX) {
+        ark__copy_in(e, elem, p->elem_size);
+    } else if (elem != NULL) {
+        memcpy(e, elem, p->elem_size);
     } else {
         memset(e, 0, p->elem_size);
     }
@@ -453,7 +455,7 @@ ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
     if (ARK_UNLIKELY(slot == NULL)) {
         return pool_insert_slow(p, elem, out);
     }
-    ark__copy_upto64(slot + p->view.slots.data_off, elem, p->elem_size);
+    ark__copy_in(slot + p->view.slots.data_off, elem, p->elem_size);
     if (out != NULL) {
         *out = pool_handle(p, i, slot);
     }
