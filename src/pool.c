@@ -68,7 +68,10 @@ static const uint64_t empty_slot[1];
 
 static void pool_unlink_slot(void *c, uint64_t i) {
     ark_pool *p = c;
-    p->view.live[i >> 6] &= ~((uint64_t)1 << (i & 63));
+    /* ~(1 << k) as a rotation of ~1: one instruction fewer on a hot path */
+    unsigned k = (unsigned)(i & 63);
+    uint64_t keep = ~(uint64_t)1;
+    p->view.live[i >> 6] &= keep << k | keep >> ((64 - k) & 63);
 }
 
 static void pool_run_hook(void *c, char *slot, ark_handle h) {
