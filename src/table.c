@@ -480,21 +480,32 @@ static ark_status grow_rows(ark_table *t, size_t want) {
     return ARK_OK;
 }
 
-ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
-    assert(t != NULL);
-    /* Slots first, then rows (which may move the columns): after both
-     * succeed the take cannot fail, and spare slots are invisible. */
+/* A slot for a new row when something must grow first: slots, then rows
+ * (which may move the columns); after both succeed the take cannot fail,
+ * and spare slots are invisible. */
+static ark_status table_take_slow(ark_table *t, uint64_t *i, char **slot) {
     ark_status st = ark__slots_prepare(&t->s);
     if (st == ARK_OK && t->view.rows >= t->cap) {
         st = grow_rows(t, t->view.rows + 1);
     }
-    uint64_t i;
-    char *slot;
     if (st == ARK_OK) {
-        st = ark__slots_take(&t->s, &i, &slot);
+        st = ark__slots_take(&t->s, i, slot);
     }
-    if (st != ARK_OK) {
-        return st;
+    return st;
+}
+
+ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
+    assert(t != NULL);
+    uint64_t i;
+    char *slot = NULL;
+    if (ARK_LIKELY(t->view.rows < t->cap)) {
+        slot = ark__slots_take_fast(&t->s, &t->view.slots, &i);
+    }
+    if (slot == NULL) {
+        ark_status st = table_take_slow(t, &i, &slot);
+        if (st != ARK_OK) {
+            return st;
+        }
     }
     size_t r = t->view.rows++;
     ((ark__table_slot *)(void *)slot)->row = (uint32_t)r;
