@@ -690,32 +690,47 @@ static inline uint32_t get_le32(const unsigned char *p) {
            (uint32_t)p[3] << 24;
 }
 
-/* Records of slots [i, end) into buf from len on, room for them all
- * checked by the caller; returns the new length. Inlined with a constant
- * payload for the common sizes, so the copies are single moves and the
- * fields stay in registers. */
+/* The slots from i on that lie at one stride from each other (the flat
+ * part of the storage, or one slot past it): returns slot i, sets *stop
+ * to the end of the run (at most end). */
+static inline char *snap_run(const ark__slot_view *v, uint64_t i, uint64_t end,
+                             uint64_t *stop) {
+    if (i < v->nflat) {
+        *stop = end < v->nflat ? end : v->nflat;
+        return v->flat + (size_t)i * v->stride;
+    }
+    *stop = i + 1;
+    return ark__slot_at(v, i);
+}
+
+/* What save_run puts in the buffer for each slot of its run. */
+typedef enum save_what {
+    SAVE_STAMPS,  /* the u32 stamp */
+    SAVE_LIVE,    /* the payload, if the slot is live */
+    SAVE_PAYLOADS /* the payload: every slot of the run is live */
+} save_what;
+
+/* Slots [i, end) into buf from len on, room for them all checked by the
+ * caller; returns the new length. Inlined with constant arguments for the
+ * common sizes, so the copies are single moves and the fields stay in
+ * registers. */
 static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
-                              unsigned char *buf, size_t len, size_t payload) {
+                              unsigned char *buf, size_t len, size_t payload,
+                              save_what what) {
     size_t off = v->data_off, stride = v->stride;
     while (i < end) {
-        uint64_t stop = end;
-        const char *slot;
-        if (i < v->nflat) {
-            stop = stop < v->nflat ? stop : v->nflat;
-            slot = v->flat + (size_t)i * stride;
-        } else {
-            stop = i + 1;
-            slot = ark__slot_at(v, i);
-        }
+        uint64_t stop;
+        const char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             uint32_t stamp;
             /* Sequential, but the hardware prefetcher alone leaves the
              * loop waiting on memory: ask 2 KiB ahead. */
             ARK_PREFETCH_READ(slot + 2048);
             memcpy(&stamp, slot, 4);
-            put_le32(buf + len, stamp);
-            len += 4;
-            if (stamp != 0 && payload != 0) {
+            if (what == SAVE_STAMPS) {
+                put_le32(buf + len, stamp);
+                len += 4;
+            } else if (what == SAVE_PAYLOADS || stamp != 0) {
                 ark__copy_small(buf + len, slot + off, payload);
                 len += payload;
             }
@@ -724,41 +739,84 @@ static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
     return len;
 }
 
-ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
-                           const ark__slots_io *io) {
-    const ark__slot_view *v = s->v;
-    size_t payload = io->payload;
-    size_t rec = 4 + payload;
-    uint64_t i = 1;
-    while (i < s->issued) {
+/* save_run for slots [i, end) through the buffer, flushing it as it
+ * fills. */
+static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
+                      uint64_t end, size_t payload, save_what what) {
+    size_t rec = what == SAVE_STAMPS ? 4 : payload;
+    while (i < end) {
         size_t fit = (ARK__SNAP_BUF - o->len) / rec;
         if (fit == 0) {
             ark__snap_out_flush(o);
             fit = ARK__SNAP_BUF / rec;
         }
-        if (fit == 0) { /* a record larger than the buffer */
-            char *slot = ark__slot_at(v, i++);
-            uint32_t stamp = *ark__stamp(slot);
-            ark__snap_put32(o, stamp);
-            if (stamp != 0) {
+        if (fit == 0) { /* a payload larger than the buffer */
+            const char *slot = ark__slot_at(v, i++);
+            if (what == SAVE_PAYLOADS || *ark__stamp((char *)slot) != 0) {
                 ark__snap_put(o, slot + v->data_off, payload);
             }
             continue;
         }
-        uint64_t end = s->issued - i < fit ? s->issued : i + fit;
-        switch (payload) {
-        case 0:
-            o->len = save_run(v, i, end, o->buf, o->len, 0);
-            break;
-        case 8:
-            o->len = save_run(v, i, end, o->buf, o->len, 8);
-            break;
-        case 16:
-            o->len = save_run(v, i, end, o->buf, o->len, 16);
-            break;
-        default:
-            o->len = save_run(v, i, end, o->buf, o->len, payload);
-            break;
+        uint64_t stop = end - i < fit ? end : i + fit;
+        unsigned char *b = o->buf;
+        size_t n = o->len;
+        /* SAVE_LIVE and SAVE_PAYLOADS differ by a branch that always
+         * goes the same way in a run. */
+        if (what == SAVE_STAMPS) {
+            n = save_run(v, i, stop, b, n, 0, SAVE_STAMPS);
+        } else if (payload == 8) {
+            n = save_run(v, i, stop, b, n, 8, what);
+        } else if (payload == 16) {
+            n = save_run(v, i, stop, b, n, 16, what);
+        } else {
+            n = save_run(v, i, stop, b, n, payload, what);
+        }
+        o->len = n;
+        i = stop;
+    }
+}
+
+/* The stamp every slot of [i, end) has if they are all live with the same
+ * one, else 0. */
+static uint32_t save_block_stamp(const ark__slot_view *v, uint64_t i,
+                                 uint64_t end) {
+    uint32_t first = *ark__stamp(ark__slot_at(v, i));
+    bool same = true;
+    size_t stride = v->stride;
+    while (i < end) {
+        uint64_t stop;
+        const char *slot = snap_run(v, i, end, &stop);
+        for (; i < stop; i++, slot += stride) {
+            uint32_t stamp;
+            ARK_PREFETCH_READ(slot + 2048);
+            memcpy(&stamp, slot, 4);
+            same &= stamp == first;
+        }
+    }
+    return same ? first : 0;
+}
+
+ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
+                           const ark__slots_io *io) {
+    const ark__slot_view *v = s->v;
+    size_t payload = io->payload;
+    if (payload == 0) {
+        save_runs(v, o, 1, s->issued, 0, SAVE_STAMPS);
+    }
+    /* A pool's slots in blocks: one stamp for a block of live slots with
+     * the same generation, else every stamp; then the payloads. */
+    for (uint64_t i = 1; i < s->issued && payload != 0;) {
+        uint64_t end =
+            s->issued - i < ARK__SNAP_BLOCK ? s->issued : i + ARK__SNAP_BLOCK;
+        uint32_t same = save_block_stamp(v, i, end);
+        if (same != 0) {
+            ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
+            ark__snap_put32(o, same);
+            save_runs(v, o, i, end, payload, SAVE_PAYLOADS);
+        } else {
+            ark__snap_put32(o, ARK__SNAP_BLOCK_STAMPS);
+            save_runs(v, o, i, end, 0, SAVE_STAMPS);
+            save_runs(v, o, i, end, payload, SAVE_LIVE);
         }
         i = end;
     }
@@ -800,8 +858,14 @@ ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
 }
 
 uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload) {
-    /* issued <= 2^32 and payload < 2^17: no sum can wrap. */
-    return 4 * (hd->issued - 1) + hd->live * payload + 8 * hd->nfree +
+    /* issued <= 2^32 and payload < 2^17: no sum can wrap. A pool's blocks
+     * take 8 bytes at least (the mode and one stamp): a block that lists
+     * its stamps announces the rest when its mode arrives. */
+    uint64_t slots =
+        payload == 0
+            ? 4 * (hd->issued - 1)
+            : 8 * ((hd->issued - 1 + ARK__SNAP_BLOCK - 1) / ARK__SNAP_BLOCK);
+    return slots + hd->live * payload + 8 * hd->nfree +
            hd->npending * (8 + (uint64_t)payload);
 }
 
@@ -823,15 +887,8 @@ static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
     uint64_t i = at->i, live = at->live;
     bool ok = true;
     while (i < end && ok) {
-        uint64_t stop = end;
-        char *slot;
-        if (i < v->nflat) {
-            stop = stop < v->nflat ? stop : v->nflat;
-            slot = v->flat + (size_t)i * stride;
-        } else {
-            stop = i + 1;
-            slot = ark__slot_at(v, i);
-        }
+        uint64_t stop;
+        char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             ARK_PREFETCH_WRITE(slot + 2048);
             uint32_t stamp = get_le32(buf + pos);
@@ -933,6 +990,147 @@ static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
     return in->st;
 }
 
+/* Payloads of the live slots of [i, end) (stamps[k] of slot i + k, 0 if
+ * not live), all of them in the buffer from at->pos (the caller checked).
+ * Inlined with a constant payload for the common sizes, like save_run. */
+static inline void load_payloads(const ark__slot_view *v, load_pos *at,
+                                 uint64_t end, const uint32_t *stamps,
+                                 const unsigned char *buf, size_t payload,
+                                 uint64_t *bits) {
+    size_t off = v->data_off, stride = v->stride, pos = at->pos;
+    uint64_t i = at->i, live = at->live, first = at->i;
+    while (i < end) {
+        uint64_t stop;
+        char *slot = snap_run(v, i, end, &stop);
+        for (; i < stop; i++, slot += stride) {
+            ARK_PREFETCH_WRITE(slot + 2048);
+            uint32_t stamp = stamps[i - first];
+            if (stamp == 0) {
+                continue;
+            }
+            memcpy(slot, &stamp, 4);
+            ark__copy_small(slot + off, buf + pos, payload);
+            pos += payload;
+            live++;
+            bits[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+    }
+    at->i = i;
+    at->pos = pos;
+    at->live = live;
+}
+
+/* One block of a pool's slots section: slots [at->i, end). */
+static ark_status load_block(ark__slots *s, ark__snap_in *in,
+                             const ark__slots_io *io, load_pos *at,
+                             uint64_t end) {
+    const ark__slot_view *v = s->v;
+    uint32_t stamps[ARK__SNAP_BLOCK];
+    size_t n = (size_t)(end - at->i), payload = io->payload;
+    uint32_t mode = ark__snap_get32(in);
+    uint32_t same = ark__snap_get32(in);
+    if (in->st != ARK_OK) {
+        return in->st;
+    }
+    uint32_t gen_max = v->layout.gen_max;
+    if (mode == ARK__SNAP_BLOCK_LIVE) {
+        if (same == 0 || same - 1 > gen_max) {
+            return ARK_ECORRUPT;
+        }
+        for (size_t k = 0; k < n; k++) {
+            stamps[k] = same;
+        }
+    } else if (mode == ARK__SNAP_BLOCK_STAMPS) {
+        /* same was the first stamp; the others are announced now. */
+        ark__snap_in_expect(in, 4 * ((uint64_t)n - 1));
+        stamps[0] = same;
+        bool uniform = same != 0;
+        for (size_t k = 1; k < n; k++) {
+            stamps[k] = ark__snap_get32(in);
+            uniform = uniform && stamps[k] == same;
+        }
+        if (in->st != ARK_OK) {
+            return in->st;
+        }
+        if (uniform) {
+            return ARK_ECORRUPT; /* one encoding per pool: that is LIVE */
+        }
+        for (size_t k = 0; k < n; k++) {
+            if (stamps[k] != 0 && stamps[k] - 1 > gen_max) {
+                return ARK_ECORRUPT;
+            }
+        }
+    } else {
+        return ARK_ECORRUPT;
+    }
+    /* Storage for the block: at most one block ahead of its payloads. */
+    if (end > v->cap) {
+        ark_status st = grow_to(s, end);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    uint64_t *bits = *io->live_bits;
+    uint64_t base = at->i;
+    while (at->i < end) {
+        const uint32_t *st_at = stamps + (size_t)(at->i - base);
+        if (*st_at == 0) {
+            at->i++;
+            continue;
+        }
+        /* Every live slot whose payload surely is in the buffer, in one
+         * run; a payload that straddles a fill goes alone. */
+        uint64_t fit = (in->len - in->pos) / payload;
+        uint64_t stop = at->i, nlive = 0;
+        while (stop < end && nlive < fit) {
+            nlive += stamps[stop - base] != 0;
+            stop++;
+        }
+        if (nlive == 0) {
+            char *slot = ark__slot_at(v, at->i);
+            memcpy(slot, st_at, 4);
+            ark__snap_get(in, slot + v->data_off, payload);
+            bits[at->i >> 6] |= (uint64_t)1 << (at->i & 63);
+            at->i++;
+            at->live++;
+            if (in->st != ARK_OK) {
+                return in->st;
+            }
+            continue;
+        }
+        at->pos = in->pos;
+        switch (payload) {
+        case 8:
+            load_payloads(v, at, stop, st_at, in->buf, 8, bits);
+            break;
+        case 16:
+            load_payloads(v, at, stop, st_at, in->buf, 16, bits);
+            break;
+        default:
+            load_payloads(v, at, stop, st_at, in->buf, payload, bits);
+            break;
+        }
+        in->pos = at->pos;
+    }
+    return ARK_OK;
+}
+
+/* A pool's slots section, block by block. Counts the live slots seen. */
+static ark_status load_blocks(ark__slots *s, ark__snap_in *in, uint64_t issued,
+                              const ark__slots_io *io, uint64_t *live) {
+    load_pos at = {1, 0, 0};
+    while (at.i < issued) {
+        uint64_t end =
+            issued - at.i < ARK__SNAP_BLOCK ? issued : at.i + ARK__SNAP_BLOCK;
+        ark_status st = load_block(s, in, io, &at, end);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    *live = at.live;
+    return in->st;
+}
+
 /* A listed slot: in range, not live, listed once. */
 static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
     if (i == 0 || i >= s->issued) {
@@ -996,8 +1194,10 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
 ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
                            const ark__snap_header *hd,
                            const ark__slots_io *io) {
-    uint64_t live;
-    ark_status st = load_slots(s, in, hd->issued, io, &live);
+    uint64_t live = 0;
+    ark_status st = io->payload == 0
+                        ? load_slots(s, in, hd->issued, io, &live)
+                        : load_blocks(s, in, hd->issued, io, &live);
     if (st == ARK_OK && live != hd->live) {
         st = ARK_ECORRUPT;
     }
