@@ -703,11 +703,12 @@ static inline char *snap_run(const ark__slot_view *v, uint64_t i, uint64_t end,
     return ark__slot_at(v, i);
 }
 
-/* What save_run puts in the buffer for each slot of its run. */
+/* What save_run does for each slot of its run. */
 typedef enum save_what {
-    SAVE_STAMPS,  /* the u32 stamp */
-    SAVE_LIVE,    /* the payload, if the slot is live */
-    SAVE_PAYLOADS /* the payload: every slot of the run is live */
+    SAVE_STAMPS,   /* put the u32 stamp */
+    SAVE_LIVE,     /* put the payload if the slot is live */
+    SAVE_PAYLOADS, /* put the payload; check the stamp (below) */
+    SAVE_CHECK     /* only check: clear *same unless the stamp is first */
 } save_what;
 
 /* Slots [i, end) into buf from len on, room for them all checked by the
@@ -716,8 +717,9 @@ typedef enum save_what {
  * registers. */
 static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
                               unsigned char *buf, size_t len, size_t payload,
-                              save_what what) {
+                              save_what what, uint32_t first, bool *same) {
     size_t off = v->data_off, stride = v->stride;
+    bool all = true;
     while (i < end) {
         uint64_t stop;
         const char *slot = snap_run(v, i, end, &stop);
@@ -730,20 +732,32 @@ static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
             if (what == SAVE_STAMPS) {
                 put_le32(buf + len, stamp);
                 len += 4;
-            } else if (what == SAVE_PAYLOADS || stamp != 0) {
-                ark__copy_small(buf + len, slot + off, payload);
-                len += payload;
+            } else if (what == SAVE_LIVE) {
+                if (stamp != 0) {
+                    ark__copy_small(buf + len, slot + off, payload);
+                    len += payload;
+                }
+            } else {
+                all = all & (stamp == first);
+                if (what == SAVE_PAYLOADS) {
+                    ark__copy_small(buf + len, slot + off, payload);
+                    len += payload;
+                }
             }
         }
+    }
+    if (what == SAVE_PAYLOADS || what == SAVE_CHECK) {
+        *same = *same && all;
     }
     return len;
 }
 
 /* save_run for slots [i, end) through the buffer, flushing it as it
- * fills. */
+ * fills: stamps, or payloads of live slots (SAVE_PAYLOADS: all are). */
 static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
                       uint64_t end, size_t payload, save_what what) {
     size_t rec = what == SAVE_STAMPS ? 4 : payload;
+    bool same = true; /* known already */
     while (i < end) {
         size_t fit = (ARK__SNAP_BUF - o->len) / rec;
         if (fit == 0) {
@@ -763,37 +777,58 @@ static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
         /* SAVE_LIVE and SAVE_PAYLOADS differ by a branch that always
          * goes the same way in a run. */
         if (what == SAVE_STAMPS) {
-            n = save_run(v, i, stop, b, n, 0, SAVE_STAMPS);
+            n = save_run(v, i, stop, b, n, 0, SAVE_STAMPS, 0, &same);
         } else if (payload == 8) {
-            n = save_run(v, i, stop, b, n, 8, what);
+            n = save_run(v, i, stop, b, n, 8, what, 0, &same);
         } else if (payload == 16) {
-            n = save_run(v, i, stop, b, n, 16, what);
+            n = save_run(v, i, stop, b, n, 16, what, 0, &same);
         } else {
-            n = save_run(v, i, stop, b, n, payload, what);
+            n = save_run(v, i, stop, b, n, payload, what, 0, &same);
         }
         o->len = n;
         i = stop;
     }
 }
 
-/* The stamp every slot of [i, end) has if they are all live with the same
- * one, else 0. */
-static uint32_t save_block_stamp(const ark__slot_view *v, uint64_t i,
-                                 uint64_t end) {
+/* One block of a pool's slots section: slots [i, end). */
+static void save_block(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
+                       uint64_t end, size_t payload) {
     uint32_t first = *ark__stamp(ark__slot_at(v, i));
-    bool same = true;
-    size_t stride = v->stride;
-    while (i < end) {
-        uint64_t stop;
-        const char *slot = snap_run(v, i, end, &stop);
-        for (; i < stop; i++, slot += stride) {
-            uint32_t stamp;
-            ARK_PREFETCH_READ(slot + 2048);
-            memcpy(&stamp, slot, 4);
-            same &= stamp == first;
+    bool same = first != 0;
+    size_t need = 8 + (size_t)(end - i) * payload;
+    if (need <= ARK__SNAP_BUF) {
+        /* In one pass over the slots: the block goes into the buffer as
+         * if its slots were live with one stamp, and is taken back if
+         * they are not. */
+        if (need > ARK__SNAP_BUF - o->len) {
+            ark__snap_out_flush(o);
+        }
+        size_t head = o->len;
+        ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
+        ark__snap_put32(o, first);
+        unsigned char *b = o->buf;
+        size_t n = o->len;
+        if (payload == 8) {
+            n = save_run(v, i, end, b, n, 8, SAVE_PAYLOADS, first, &same);
+        } else if (payload == 16) {
+            n = save_run(v, i, end, b, n, 16, SAVE_PAYLOADS, first, &same);
+        } else {
+            n = save_run(v, i, end, b, n, payload, SAVE_PAYLOADS, first, &same);
+        }
+        o->len = same ? n : head;
+    } else {
+        save_run(v, i, end, o->buf, 0, 0, SAVE_CHECK, first, &same);
+        if (same) {
+            ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
+            ark__snap_put32(o, first);
+            save_runs(v, o, i, end, payload, SAVE_PAYLOADS);
         }
     }
-    return same ? first : 0;
+    if (!same) {
+        ark__snap_put32(o, ARK__SNAP_BLOCK_STAMPS);
+        save_runs(v, o, i, end, 0, SAVE_STAMPS);
+        save_runs(v, o, i, end, payload, SAVE_LIVE);
+    }
 }
 
 ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
@@ -808,16 +843,7 @@ ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
     for (uint64_t i = 1; i < s->issued && payload != 0;) {
         uint64_t end =
             s->issued - i < ARK__SNAP_BLOCK ? s->issued : i + ARK__SNAP_BLOCK;
-        uint32_t same = save_block_stamp(v, i, end);
-        if (same != 0) {
-            ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
-            ark__snap_put32(o, same);
-            save_runs(v, o, i, end, payload, SAVE_PAYLOADS);
-        } else {
-            ark__snap_put32(o, ARK__SNAP_BLOCK_STAMPS);
-            save_runs(v, o, i, end, 0, SAVE_STAMPS);
-            save_runs(v, o, i, end, payload, SAVE_LIVE);
-        }
+        save_block(v, o, i, end, payload);
         i = end;
     }
     ark_status st = save_ring(s, o);
