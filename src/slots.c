@@ -705,21 +705,24 @@ static inline char *snap_run(const ark__slot_view *v, uint64_t i, uint64_t end,
 
 /* What save_run does for each slot of its run. */
 typedef enum save_what {
-    SAVE_STAMPS,   /* put the u32 stamp */
-    SAVE_LIVE,     /* put the payload if the slot is live */
-    SAVE_PAYLOADS, /* put the payload; check the stamp (below) */
-    SAVE_CHECK     /* only check: clear *same unless the stamp is first */
+    SAVE_STAMPS, /* put the u32 stamp */
+    SAVE_LIVE,   /* put the payload if the slot is live */
+    SAVE_BLOCK,  /* put every payload, move on past live ones only; check */
+    SAVE_MIXED,  /* SAVE_BLOCK, and put the stamps in stamps[] too */
+    SAVE_CHECK   /* only check */
 } save_what;
 
 /* Slots [i, end) into buf from len on, room for them all checked by the
- * caller; returns the new length. Inlined with constant arguments for the
- * common sizes, so the copies are single moves and the fields stay in
- * registers. */
-static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
-                              unsigned char *buf, size_t len, size_t payload,
-                              save_what what, uint32_t first, bool *same) {
+ * caller; returns the new length. The checks (SAVE_BLOCK, SAVE_MIXED,
+ * SAVE_CHECK) set bits in *diff where a stamp differs from first. Inlined
+ * with constant arguments for the common sizes, so the copies are single
+ * moves and the fields stay in registers. */
+static ARK_ALWAYS_INLINE inline size_t
+save_run(const ark__slot_view *v, uint64_t i, uint64_t end, unsigned char *buf,
+         size_t len, size_t payload, save_what what, uint32_t first,
+         uint32_t *diff, unsigned char *stamps) {
     size_t off = v->data_off, stride = v->stride;
-    bool all = true;
+    uint32_t d = 0;
     while (i < end) {
         uint64_t stop;
         const char *slot = snap_run(v, i, end, &stop);
@@ -738,26 +741,71 @@ static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
                     len += payload;
                 }
             } else {
-                all = all & (stamp == first);
-                if (what == SAVE_PAYLOADS) {
+                d |= stamp ^ first;
+                if (what == SAVE_MIXED) {
+                    put_le32(stamps, stamp);
+                    stamps += 4;
+                }
+                if (what == SAVE_BLOCK || what == SAVE_MIXED) {
                     ark__copy_small(buf + len, slot + off, payload);
-                    len += payload;
+                    if (stamp != 0) {
+                        len += payload;
+                    }
                 }
             }
         }
     }
-    if (what == SAVE_PAYLOADS || what == SAVE_CHECK) {
-        *same = *same && all;
+    if (what != SAVE_STAMPS && what != SAVE_LIVE) {
+        *diff |= d;
     }
     return len;
 }
 
+/* SAVE_BLOCK (stamps NULL) or SAVE_MIXED, the payload size a constant
+ * for the common sizes: in functions of their own, as the compiler sees
+ * that save_run(.., 16, ..) is save_run(.., payload, ..) where payload ==
+ * 16 and would make the calls one. */
+static ARK_NOINLINE size_t save_block8(const ark__slot_view *v, uint64_t i,
+                                       uint64_t end, unsigned char *buf,
+                                       size_t len, uint32_t first,
+                                       uint32_t *diff, unsigned char *stamps) {
+    return stamps == NULL
+               ? save_run(v, i, end, buf, len, 8, SAVE_BLOCK, first, diff, NULL)
+               : save_run(v, i, end, buf, len, 8, SAVE_MIXED, first, diff,
+                          stamps);
+}
+
+static ARK_NOINLINE size_t save_block16(const ark__slot_view *v, uint64_t i,
+                                        uint64_t end, unsigned char *buf,
+                                        size_t len, uint32_t first,
+                                        uint32_t *diff, unsigned char *stamps) {
+    return stamps == NULL ? save_run(v, i, end, buf, len, 16, SAVE_BLOCK, first,
+                                     diff, NULL)
+                          : save_run(v, i, end, buf, len, 16, SAVE_MIXED, first,
+                                     diff, stamps);
+}
+
+static size_t save_block_any(const ark__slot_view *v, uint64_t i, uint64_t end,
+                             unsigned char *buf, size_t len, size_t payload,
+                             uint32_t first, uint32_t *diff,
+                             unsigned char *stamps) {
+    if (payload == 8) {
+        return save_block8(v, i, end, buf, len, first, diff, stamps);
+    }
+    if (payload == 16) {
+        return save_block16(v, i, end, buf, len, first, diff, stamps);
+    }
+    return stamps == NULL ? save_run(v, i, end, buf, len, payload, SAVE_BLOCK,
+                                     first, diff, NULL)
+                          : save_run(v, i, end, buf, len, payload, SAVE_MIXED,
+                                     first, diff, stamps);
+}
+
 /* save_run for slots [i, end) through the buffer, flushing it as it
- * fills: stamps, or payloads of live slots (SAVE_PAYLOADS: all are). */
+ * fills: stamps, or payloads of live slots. */
 static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
                       uint64_t end, size_t payload, save_what what) {
     size_t rec = what == SAVE_STAMPS ? 4 : payload;
-    bool same = true; /* known already */
     while (i < end) {
         size_t fit = (ARK__SNAP_BUF - o->len) / rec;
         if (fit == 0) {
@@ -766,68 +814,72 @@ static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
         }
         if (fit == 0) { /* a payload larger than the buffer */
             const char *slot = ark__slot_at(v, i++);
-            if (what == SAVE_PAYLOADS || *ark__stamp((char *)slot) != 0) {
+            if (*ark__stamp((char *)slot) != 0) {
                 ark__snap_put(o, slot + v->data_off, payload);
             }
             continue;
         }
         uint64_t stop = end - i < fit ? end : i + fit;
-        unsigned char *b = o->buf;
-        size_t n = o->len;
-        /* SAVE_LIVE and SAVE_PAYLOADS differ by a branch that always
-         * goes the same way in a run. */
-        if (what == SAVE_STAMPS) {
-            n = save_run(v, i, stop, b, n, 0, SAVE_STAMPS, 0, &same);
-        } else if (payload == 8) {
-            n = save_run(v, i, stop, b, n, 8, what, 0, &same);
-        } else if (payload == 16) {
-            n = save_run(v, i, stop, b, n, 16, what, 0, &same);
-        } else {
-            n = save_run(v, i, stop, b, n, payload, what, 0, &same);
-        }
-        o->len = n;
+        o->len = what == SAVE_STAMPS
+                     ? save_run(v, i, stop, o->buf, o->len, 0, SAVE_STAMPS, 0,
+                                NULL, NULL)
+                     : save_run(v, i, stop, o->buf, o->len, payload, SAVE_LIVE,
+                                0, NULL, NULL);
         i = stop;
     }
 }
 
-/* One block of a pool's slots section: slots [i, end). */
+/* One block of a pool's slots section: slots [i, end). *mixed: whether
+ * the block before was not a one-stamp block (and this one likely is not
+ * either); set for the next. */
 static void save_block(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
-                       uint64_t end, size_t payload) {
+                       uint64_t end, size_t payload, bool *mixed) {
+    size_t n = (size_t)(end - i);
     uint32_t first = *ark__stamp(ark__slot_at(v, i));
-    bool same = first != 0;
-    size_t need = 8 + (size_t)(end - i) * payload;
-    if (need <= ARK__SNAP_BUF) {
-        /* In one pass over the slots: the block goes into the buffer as
-         * if its slots were live with one stamp, and is taken back if
-         * they are not. */
-        if (need > ARK__SNAP_BUF - o->len) {
-            ark__snap_out_flush(o);
-        }
-        size_t head = o->len;
-        ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
-        ark__snap_put32(o, first);
-        unsigned char *b = o->buf;
-        size_t n = o->len;
-        if (payload == 8) {
-            n = save_run(v, i, end, b, n, 8, SAVE_PAYLOADS, first, &same);
-        } else if (payload == 16) {
-            n = save_run(v, i, end, b, n, 16, SAVE_PAYLOADS, first, &same);
-        } else {
-            n = save_run(v, i, end, b, n, payload, SAVE_PAYLOADS, first, &same);
-        }
-        o->len = same ? n : head;
-    } else {
-        save_run(v, i, end, o->buf, 0, 0, SAVE_CHECK, first, &same);
-        if (same) {
-            ark__snap_put32(o, ARK__SNAP_BLOCK_LIVE);
+    uint32_t diff = first == 0; /* a block of free slots is no LIVE one */
+    size_t need = 4 + n * (4 + payload);
+    if (need > ARK__SNAP_BUF) {
+        save_run(v, i, end, o->buf, 0, 0, SAVE_CHECK, first, &diff, NULL);
+        ark__snap_put32(o, diff == 0 ? ARK__SNAP_BLOCK_LIVE
+                                     : ARK__SNAP_BLOCK_STAMPS);
+        if (diff == 0) {
             ark__snap_put32(o, first);
-            save_runs(v, o, i, end, payload, SAVE_PAYLOADS);
+        } else {
+            save_runs(v, o, i, end, 0, SAVE_STAMPS);
         }
-    }
-    if (!same) {
-        ark__snap_put32(o, ARK__SNAP_BLOCK_STAMPS);
-        save_runs(v, o, i, end, 0, SAVE_STAMPS);
         save_runs(v, o, i, end, payload, SAVE_LIVE);
+        return;
+    }
+    /* In one pass over the slots, into the buffer laid out as the kind of
+     * block the one before was: the payloads after the one stamp of a
+     * block of live slots, or after room for every stamp, the stamps put
+     * there on the way. A wrong guess moves the payloads (and reads the
+     * stamps again from slots that are in the cache now). */
+    if (need > ARK__SNAP_BUF - o->len) {
+        ark__snap_out_flush(o);
+    }
+    unsigned char *head = o->buf + o->len;
+    size_t live_at = o->len + 8, mixed_at = o->len + 4 + 4 * n;
+    size_t start = *mixed ? mixed_at : live_at;
+    size_t len = save_block_any(v, i, end, o->buf, start, payload, first, &diff,
+                                *mixed ? head + 4 : NULL);
+    size_t bytes = len - start;
+    bool was_mixed = *mixed;
+    *mixed = diff != 0;
+    if (*mixed) {
+        if (!was_mixed) {
+            memmove(o->buf + mixed_at, o->buf + start, bytes);
+            save_run(v, i, end, head, 4, 0, SAVE_STAMPS, 0, NULL, NULL);
+        }
+        put_le32(head, ARK__SNAP_BLOCK_STAMPS);
+        o->len = mixed_at + bytes;
+    } else {
+        if (was_mixed) {
+            memmove(o->buf + live_at, o->buf + start, bytes);
+        }
+        put_le32(head, ARK__SNAP_BLOCK_LIVE);
+        put_le32(head + 4, first);
+        o->len = live_at + bytes;
     }
 }
 
@@ -840,10 +892,11 @@ ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
     }
     /* A pool's slots in blocks: one stamp for a block of live slots with
      * the same generation, else every stamp; then the payloads. */
+    bool mixed = false;
     for (uint64_t i = 1; i < s->issued && payload != 0;) {
         uint64_t end =
             s->issued - i < ARK__SNAP_BLOCK ? s->issued : i + ARK__SNAP_BLOCK;
-        save_block(v, o, i, end, payload);
+        save_block(v, o, i, end, payload, &mixed);
         i = end;
     }
     ark_status st = save_ring(s, o);
