@@ -1069,13 +1069,26 @@ static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
     return in->st;
 }
 
-/* Payloads of the live slots of [i, end) (stamps[k] of slot i + k, 0 if
- * not live), all of them in the buffer from at->pos (the caller checked).
- * Inlined with a constant payload for the common sizes, like save_run. */
-static inline void load_payloads(const ark__slot_view *v, load_pos *at,
-                                 uint64_t end, const uint32_t *stamps,
-                                 const unsigned char *buf, size_t payload,
-                                 uint64_t *bits) {
+/* Set bits [from, to). */
+static void load_set_bits(uint64_t *bits, uint64_t from, uint64_t to) {
+    while (from < to) {
+        uint64_t lo = from & 63, word = from - lo;
+        uint64_t hi = to - word < 64 ? to - word : 64;
+        uint64_t upto = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+        bits[word >> 6] |= upto & (~(uint64_t)0 << lo);
+        from = word + hi;
+    }
+}
+
+/* Payloads of slots [at->i, end), all of them in the buffer from at->pos
+ * (the caller checked): with stamps NULL every slot is live with stamp
+ * same, else the live ones of stamps[] (stamps[k] of slot at->i + k, 0 if
+ * not live). Inlined with constant arguments for the common sizes, like
+ * save_run. */
+static ARK_ALWAYS_INLINE inline void
+load_payloads(const ark__slot_view *v, load_pos *at, uint64_t end,
+              const uint32_t *stamps, uint32_t same, const unsigned char *buf,
+              size_t payload, uint64_t *bits) {
     size_t off = v->data_off, stride = v->stride, pos = at->pos;
     uint64_t i = at->i, live = at->live, first = at->i;
     while (i < end) {
@@ -1083,20 +1096,95 @@ static inline void load_payloads(const ark__slot_view *v, load_pos *at,
         char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             ARK_PREFETCH_WRITE(slot + 2048);
-            uint32_t stamp = stamps[i - first];
-            if (stamp == 0) {
+            uint32_t stamp = stamps == NULL ? same : stamps[i - first];
+            if (stamps != NULL && stamp == 0) {
                 continue;
             }
             memcpy(slot, &stamp, 4);
             ark__copy_small(slot + off, buf + pos, payload);
             pos += payload;
             live++;
-            bits[i >> 6] |= (uint64_t)1 << (i & 63);
+            if (stamps != NULL) {
+                bits[i >> 6] |= (uint64_t)1 << (i & 63);
+            }
         }
+    }
+    if (stamps == NULL) {
+        load_set_bits(bits, first, end);
     }
     at->i = i;
     at->pos = pos;
     at->live = live;
+}
+
+/* load_payloads with the payload size a constant for the common sizes, in
+ * functions of their own (see save_block8). */
+static ARK_NOINLINE void load_payloads8(const ark__slot_view *v, load_pos *at,
+                                        uint64_t end, const uint32_t *stamps,
+                                        uint32_t same, const unsigned char *buf,
+                                        uint64_t *bits) {
+    if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, 8, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, 8, bits);
+    }
+}
+
+static ARK_NOINLINE void load_payloads16(const ark__slot_view *v, load_pos *at,
+                                         uint64_t end, const uint32_t *stamps,
+                                         uint32_t same,
+                                         const unsigned char *buf,
+                                         uint64_t *bits) {
+    if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, 16, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, 16, bits);
+    }
+}
+
+static void load_payloads_any(const ark__slot_view *v, load_pos *at,
+                              uint64_t end, const uint32_t *stamps,
+                              uint32_t same, const unsigned char *buf,
+                              size_t payload, uint64_t *bits) {
+    if (payload == 8) {
+        load_payloads8(v, at, end, stamps, same, buf, bits);
+    } else if (payload == 16) {
+        load_payloads16(v, at, end, stamps, same, buf, bits);
+    } else if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, payload, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, payload, bits);
+    }
+}
+
+/* A mode-0 block's stamps (the first already read) into stamps[0, n):
+ * each a valid stamp, not all of them the one of a mode-1 block. Sets
+ * *live to the number of live ones. */
+static ark_status load_block_stamps(ark__snap_in *in, uint32_t *stamps,
+                                    size_t n, uint32_t gen_max, size_t *live) {
+    unsigned char raw[4 * ARK__SNAP_BLOCK];
+    /* The first stamp came with the mode; the others are announced now. */
+    ark__snap_in_expect(in, 4 * ((uint64_t)n - 1));
+    ark__snap_get(in, raw, 4 * (n - 1));
+    if (in->st != ARK_OK) {
+        return in->st;
+    }
+    uint32_t first = stamps[0], differ = 0, bad = 0;
+    size_t nlive = first != 0;
+    for (size_t k = 1; k < n; k++) {
+        uint32_t x = get_le32(raw + 4 * (k - 1));
+        stamps[k] = x;
+        differ |= x ^ first;
+        nlive += x != 0;
+        bad |= (uint32_t)(x != 0 && x - 1 > gen_max);
+    }
+    bad |= (uint32_t)(first != 0 && first - 1 > gen_max);
+    /* One encoding per pool: all live with one stamp is mode 1. */
+    if (bad != 0 || (differ == 0 && first != 0)) {
+        return ARK_ECORRUPT;
+    }
+    *live = nlive;
+    return ARK_OK;
 }
 
 /* One block of a pool's slots section: slots [at->i, end). */
@@ -1104,7 +1192,7 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
                              const ark__slots_io *io, load_pos *at,
                              uint64_t end) {
     const ark__slot_view *v = s->v;
-    uint32_t stamps[ARK__SNAP_BLOCK];
+    uint32_t block[ARK__SNAP_BLOCK];
     size_t n = (size_t)(end - at->i), payload = io->payload;
     uint32_t mode = ark__snap_get32(in);
     uint32_t same = ark__snap_get32(in);
@@ -1112,33 +1200,19 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
         return in->st;
     }
     uint32_t gen_max = v->layout.gen_max;
+    const uint32_t *stamps = NULL; /* NULL: every slot live with same */
+    size_t left = n;               /* live slots still to come */
     if (mode == ARK__SNAP_BLOCK_LIVE) {
         if (same == 0 || same - 1 > gen_max) {
             return ARK_ECORRUPT;
         }
-        for (size_t k = 0; k < n; k++) {
-            stamps[k] = same;
-        }
     } else if (mode == ARK__SNAP_BLOCK_STAMPS) {
-        /* same was the first stamp; the others are announced now. */
-        ark__snap_in_expect(in, 4 * ((uint64_t)n - 1));
-        stamps[0] = same;
-        bool uniform = same != 0;
-        for (size_t k = 1; k < n; k++) {
-            stamps[k] = ark__snap_get32(in);
-            uniform = uniform && stamps[k] == same;
+        block[0] = same;
+        ark_status st = load_block_stamps(in, block, n, gen_max, &left);
+        if (st != ARK_OK) {
+            return st;
         }
-        if (in->st != ARK_OK) {
-            return in->st;
-        }
-        if (uniform) {
-            return ARK_ECORRUPT; /* one encoding per pool: that is LIVE */
-        }
-        for (size_t k = 0; k < n; k++) {
-            if (stamps[k] != 0 && stamps[k] - 1 > gen_max) {
-                return ARK_ECORRUPT;
-            }
-        }
+        stamps = block;
     } else {
         return ARK_ECORRUPT;
     }
@@ -1152,44 +1226,40 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
     uint64_t *bits = *io->live_bits;
     uint64_t base = at->i;
     while (at->i < end) {
-        const uint32_t *st_at = stamps + (size_t)(at->i - base);
-        if (*st_at == 0) {
+        const uint32_t *st_at = stamps == NULL ? NULL : stamps + (at->i - base);
+        uint32_t stamp = st_at == NULL ? same : *st_at;
+        if (stamp == 0) {
             at->i++;
             continue;
         }
-        /* Every live slot whose payload surely is in the buffer, in one
-         * run; a payload that straddles a fill goes alone. */
+        /* Every slot whose payload surely is in the buffer, in one run; a
+         * payload that straddles a fill goes alone. */
         uint64_t fit = (in->len - in->pos) / payload;
-        uint64_t stop = at->i, nlive = 0;
-        while (stop < end && nlive < fit) {
-            nlive += stamps[stop - base] != 0;
-            stop++;
+        uint64_t stop = end;
+        if (fit < left) {
+            uint64_t nlive = 0;
+            for (stop = at->i; stop < end && nlive < fit; stop++) {
+                nlive += st_at == NULL || stamps[stop - base] != 0;
+            }
         }
-        if (nlive == 0) {
+        if (fit == 0) {
             char *slot = ark__slot_at(v, at->i);
-            memcpy(slot, st_at, 4);
+            memcpy(slot, &stamp, 4);
             ark__snap_get(in, slot + v->data_off, payload);
             bits[at->i >> 6] |= (uint64_t)1 << (at->i & 63);
             at->i++;
             at->live++;
+            left--;
             if (in->st != ARK_OK) {
                 return in->st;
             }
             continue;
         }
+        uint64_t live = at->live;
         at->pos = in->pos;
-        switch (payload) {
-        case 8:
-            load_payloads(v, at, stop, st_at, in->buf, 8, bits);
-            break;
-        case 16:
-            load_payloads(v, at, stop, st_at, in->buf, 16, bits);
-            break;
-        default:
-            load_payloads(v, at, stop, st_at, in->buf, payload, bits);
-            break;
-        }
+        load_payloads_any(v, at, stop, st_at, same, in->buf, payload, bits);
         in->pos = at->pos;
+        left -= (size_t)(at->live - live);
     }
     return ARK_OK;
 }
@@ -1260,7 +1330,9 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             ark__snap_get(in, slot + s->v->data_off, io->payload);
         }
     }
-    for (uint64_t i = 1; i < s->issued; i++) {
+    /* Live and listed slots are distinct and counted: with nothing retired
+     * they are all the issued ones. */
+    for (uint64_t i = 1; i < s->issued && hd->retired > 0; i++) {
         char *slot = ark__slot_at(s->v, i);
         if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
             *ark__next_gen(slot) = ARK__RETIRED;
