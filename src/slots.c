@@ -707,8 +707,9 @@ static inline char *snap_run(const ark__slot_view *v, uint64_t i, uint64_t end,
 typedef enum save_what {
     SAVE_STAMPS, /* put the u32 stamp */
     SAVE_LIVE,   /* put the payload if the slot is live */
-    SAVE_BLOCK,  /* put every payload, move on past live ones only; check */
-    SAVE_MIXED,  /* SAVE_BLOCK, and put the stamps in stamps[] too */
+    SAVE_BLOCK,  /* put every payload; check */
+    SAVE_MIXED,  /* put every payload, move on past live ones only, put
+                    the stamps in stamps[] too; check */
     SAVE_CHECK   /* only check */
 } save_what;
 
@@ -748,7 +749,7 @@ save_run(const ark__slot_view *v, uint64_t i, uint64_t end, unsigned char *buf,
                 }
                 if (what == SAVE_BLOCK || what == SAVE_MIXED) {
                     ark__copy_small(buf + len, slot + off, payload);
-                    if (stamp != 0) {
+                    if (what == SAVE_BLOCK || stamp != 0) {
                         len += payload;
                     }
                 }
@@ -853,8 +854,8 @@ static void save_block(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
     /* In one pass over the slots, into the buffer laid out as the kind of
      * block the one before was: the payloads after the one stamp of a
      * block of live slots, or after room for every stamp, the stamps put
-     * there on the way. A wrong guess moves the payloads (and reads the
-     * stamps again from slots that are in the cache now). */
+     * there on the way. A wrong guess moves the payloads, or writes the
+     * block again from slots that are in the cache now. */
     if (need > ARK__SNAP_BUF - o->len) {
         ark__snap_out_flush(o);
     }
@@ -863,14 +864,15 @@ static void save_block(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
     size_t start = *mixed ? mixed_at : live_at;
     size_t len = save_block_any(v, i, end, o->buf, start, payload, first, &diff,
                                 *mixed ? head + 4 : NULL);
-    size_t bytes = len - start;
     bool was_mixed = *mixed;
     *mixed = diff != 0;
+    if (*mixed && !was_mixed) {
+        start = mixed_at;
+        len = save_block_any(v, i, end, o->buf, start, payload, first, &diff,
+                             head + 4);
+    }
+    size_t bytes = len - start;
     if (*mixed) {
-        if (!was_mixed) {
-            memmove(o->buf + mixed_at, o->buf + start, bytes);
-            save_run(v, i, end, head, 4, 0, SAVE_STAMPS, 0, NULL, NULL);
-        }
         put_le32(head, ARK__SNAP_BLOCK_STAMPS);
         o->len = mixed_at + bytes;
     } else {
