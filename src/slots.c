@@ -1218,14 +1218,15 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
     } else {
         return ARK_ECORRUPT;
     }
-    /* Storage for the block: at most one block ahead of its payloads. */
-    if (end > v->cap) {
+    /* Storage: for a block of listed stamps now (4 bytes of input per
+     * slot have come), for a one-stamp block run by run, as the payloads
+     * arrive. */
+    if (stamps != NULL && end > v->cap) {
         ark_status st = grow_to(s, end);
         if (st != ARK_OK) {
             return st;
         }
     }
-    uint64_t *bits = *io->live_bits;
     uint64_t base = at->i;
     while (at->i < end) {
         const uint32_t *st_at = stamps == NULL ? NULL : stamps + (at->i - base);
@@ -1244,6 +1245,14 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
                 nlive += st_at == NULL || stamps[stop - base] != 0;
             }
         }
+        uint64_t want = fit == 0 ? at->i + 1 : stop;
+        if (want > v->cap) {
+            ark_status st = grow_to(s, want);
+            if (st != ARK_OK) {
+                return st;
+            }
+        }
+        uint64_t *bits = *io->live_bits; /* a grow may move it */
         if (fit == 0) {
             char *slot = ark__slot_at(v, at->i);
             memcpy(slot, &stamp, 4);
