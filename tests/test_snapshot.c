@@ -642,14 +642,9 @@ TEST(pool_save_reports_writer_errors) {
     ark_pool_destroy(p);
 }
 
-TEST(pool_load_allocation_failures) {
-    ark_pool_config cfg;
-    ark_pool *p = small_pool(&cfg);
-    CHECK(p != NULL);
-    for (uint64_t k = 0; k < 100; k++) {
-        item it = {k, k};
-        CHECK_OK(ark_pool_insert(p, &it, NULL));
-    }
+/* Load p's snapshot with an allocator that fails at the k-th allocation,
+ * for every k until one succeeds: ARK_ENOMEM and nothing left over. */
+static void pool_alloc_failures(ark_pool_config cfg, const ark_pool *p) {
     membuf m = {0};
     CHECK_OK(save_pool(p, &m));
     test_allocator ta;
@@ -672,6 +667,24 @@ TEST(pool_load_allocation_failures) {
     }
     CHECK_EQ(ta.bad_frees, 0);
     mem_free(&m);
+}
+
+TEST(pool_load_allocation_failures) {
+    ark_pool_config cfg;
+    ark_pool *p = small_pool(&cfg);
+    CHECK(p != NULL);
+    for (uint64_t k = 0; k < 100; k++) {
+        item it = {k, k};
+        CHECK_OK(ark_pool_insert(p, &it, NULL));
+    }
+    pool_alloc_failures(cfg, p);
+    ark_pool_destroy(p);
+    /* One-stamp and listed blocks. */
+    ark_handle hs[700];
+    p = block_pool(&cfg, hs);
+    CHECK(p != NULL);
+    CHECK_OK(ark_pool_remove(p, hs[300]));
+    pool_alloc_failures(cfg, p);
     ark_pool_destroy(p);
 }
 
