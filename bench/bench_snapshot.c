@@ -4,16 +4,26 @@
  * same element bytes, side by side in one process.
  *
  * Workloads (section "snapshot"), N elements of 16 bytes (elem_align 8),
- * all live, ms per whole operation:
- *   save   ark: ark_pool_save into a pre-faulted memory buffer;
- *          memcpy: N * 16 bytes from one pre-faulted buffer to another
+ * all live, ms per whole operation. The destination of every save and of
+ * the save and save_discard memcpys is one buffer, allocated and written
+ * over (pre-faulted) before the first run and reused: page faults are not
+ * in those numbers, on either side. save_fresh and load write into memory
+ * allocated for that run, page faults included, on both sides.
+ *   save   ark: ark_pool_save into the pre-faulted buffer, through a
+ *          writer that memcpys each piece it is given (16 KiB or less);
+ *          memcpy: N * 16 bytes in one call, pre-faulted to pre-faulted;
+ *          memcpy_16k: the same bytes in 16 KiB calls, which is what any
+ *          writer into memory is handed by a streaming save (one big
+ *          memcpy streams past the cache, 16 KiB ones cannot)
  *   save_discard  ark: ark_pool_save into a writer that drops the bytes
  *          (the library's own cost: reading the slots, encoding,
- *          checksum); memcpy: as for save
- *   load   ark: ark_pool_load from that buffer (a new pool each run, its
- *          storage faulted in on the way); memcpy: N * 16 bytes into a
- *          freshly malloc'd buffer (faulted in on the way)
- * The '#' lines give the ratio of the medians. Checksums: the number of
+ *          checksum); memcpy, memcpy_16k: as for save
+ *   save_fresh  ark: ark_pool_save into a buffer malloc'd for the run;
+ *          memcpy, memcpy_16k: into a buffer malloc'd for the run
+ *   load   ark: ark_pool_load from the saved buffer (a new pool each run,
+ *          its storage faulted in on the way); memcpy, memcpy_16k: N * 16
+ *          bytes into a buffer malloc'd for the run
+ * The '#' lines give the ratios of the medians. Checksums: the number of
  * elements and a sum over them, equal for every implementation.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
@@ -21,8 +31,11 @@
 #include "ark/ark.h"
 #include "bench_common.h"
 
-static const char *const impls[] = {"ark_pool", "memcpy"};
-enum { NIMPLS = 2 };
+static const char *const impls[] = {"ark_pool", "memcpy", "memcpy_16k"};
+enum { NIMPLS = 3 };
+
+/* The pieces memcpy_16k copies in: the size of the save's buffer. */
+enum { PIECE = 16384 };
 
 typedef struct elem16 {
     uint64_t a, b;
@@ -79,6 +92,88 @@ static uint64_t pool_sum(const ark_pool *p) {
     return s;
 }
 
+/* Copy n bytes in one memcpy, or in PIECE-byte ones. */
+static void copy(void *dst, const void *src, size_t n, bool pieces) {
+    if (!pieces) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (size_t k = 0; k < n; k += PIECE) {
+        memcpy((char *)dst + k, (const char *)src + k,
+               n - k < PIECE ? n - k : PIECE);
+    }
+}
+
+static uint64_t elems_sum(const elem16 *e, size_t n) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += e[i].a;
+    }
+    return n + s;
+}
+
+/* Workloads, in the order of the v rows. */
+enum { W_SAVE, W_DISCARD, W_FRESH, W_LOAD, NW };
+static const char *const workloads[NW] = {"save", "save_discard", "save_fresh",
+                                          "load"};
+
+static double ms_since(uint64_t t0) {
+    return (double)(bench_now_ns() - t0) / 1e6;
+}
+
+/* The ark rows of one run. */
+static void run_ark(ark_pool *p, buf *b, size_t bytes, double *v[NW], int run,
+                    uint64_t *check) {
+    b->len = 0;
+    ark_writer w = {buf_write, b};
+    uint64_t t0 = bench_now_ns();
+    if (ark_pool_save(p, &w) != ARK_OK) {
+        exit(1);
+    }
+    v[W_SAVE][run] = ms_since(t0);
+    size_t dropped = 0;
+    ark_writer dw = {count_write, &dropped};
+    t0 = bench_now_ns();
+    ark_pool_save(p, &dw);
+    v[W_DISCARD][run] = ms_since(t0);
+    buf fresh = {xmalloc(bytes), 0, bytes, 0};
+    ark_writer fw = {buf_write, &fresh};
+    t0 = bench_now_ns();
+    if (ark_pool_save(p, &fw) != ARK_OK) {
+        exit(1);
+    }
+    v[W_FRESH][run] = ms_since(t0);
+    free(fresh.data);
+    b->pos = 0;
+    ark_reader r = {buf_read, b};
+    ark_pool *q = NULL;
+    t0 = bench_now_ns();
+    if (ark_pool_load(&q, &cfg, &r) != ARK_OK) {
+        exit(1);
+    }
+    v[W_LOAD][run] = ms_since(t0);
+    *check = ark_pool_count(q) + pool_sum(q);
+    ark_pool_destroy(q);
+}
+
+/* The rows of memcpy (pieces false) or memcpy_16k of one run. */
+static void run_memcpy(const elem16 *src, elem16 *dst, size_t n, bool pieces,
+                       double *v[NW], int run, uint64_t *check) {
+    size_t bytes = n * sizeof *src;
+    uint64_t t0 = bench_now_ns();
+    copy(dst, src, bytes, pieces);
+    v[W_SAVE][run] = v[W_DISCARD][run] = ms_since(t0);
+    bench_keep(dst[n - 1].a);
+    for (int w = W_FRESH; w <= W_LOAD; w++) {
+        elem16 *fresh = xmalloc(bytes);
+        t0 = bench_now_ns();
+        copy(fresh, src, bytes, pieces);
+        v[w][run] = ms_since(t0);
+        *check = elems_sum(fresh, n);
+        free(fresh);
+    }
+}
+
 static void run(const bench_args *a, size_t n) {
     ark_pool *p = NULL;
     if (ark_pool_create(&p, &cfg) != ARK_OK ||
@@ -86,11 +181,10 @@ static void run(const bench_args *a, size_t n) {
         exit(1);
     }
     elem16 *src = xmalloc(n * sizeof *src);
-    uint64_t state = BENCH_SEED, sum = 0;
+    uint64_t state = BENCH_SEED;
     for (size_t i = 0; i < n; i++) {
         src[i].a = bench_rand(&state);
         src[i].b = i;
-        sum += src[i].a;
         ark_pool_insert(p, &src[i], NULL);
     }
     size_t bytes = 0;
@@ -100,78 +194,45 @@ static void run(const bench_args *a, size_t n) {
     memset(b.data, 0, bytes);
     elem16 *dst = xmalloc(n * sizeof *dst);
     memset(dst, 0, n * sizeof *dst);
-    double v[5][5];
-    uint64_t check[5] = {0, 0, 0, 0, 0};
+    /* v[impl][workload][run] */
+    double cells[NIMPLS][NW][5];
+    double *v[NIMPLS][NW];
+    uint64_t check[NIMPLS] = {0, 0, 0};
+    for (int k = 0; k < NIMPLS; k++) {
+        for (int w = 0; w < NW; w++) {
+            v[k][w] = cells[k][w];
+        }
+    }
     for (int run = 0; run < a->runs; run++) {
-        if (bench_selected(a, "ark_pool")) {
-            b.len = 0;
-            ark_writer w = {buf_write, &b};
-            uint64_t t0 = bench_now_ns();
-            if (ark_pool_save(p, &w) != ARK_OK) {
-                exit(1);
-            }
-            v[0][run] = (double)(bench_now_ns() - t0) / 1e6;
-            size_t dropped = 0;
-            ark_writer dw = {count_write, &dropped};
-            t0 = bench_now_ns();
-            ark_pool_save(p, &dw);
-            v[4][run] = (double)(bench_now_ns() - t0) / 1e6;
-            b.pos = 0;
-            ark_reader r = {buf_read, &b};
-            ark_pool *q = NULL;
-            t0 = bench_now_ns();
-            if (ark_pool_load(&q, &cfg, &r) != ARK_OK) {
-                exit(1);
-            }
-            v[1][run] = (double)(bench_now_ns() - t0) / 1e6;
-            check[0] = check[1] = check[4] = ark_pool_count(q) + pool_sum(q);
-            ark_pool_destroy(q);
+        if (bench_selected(a, impls[0])) {
+            run_ark(p, &b, bytes, v[0], run, &check[0]);
         }
-        if (bench_selected(a, "memcpy")) {
-            uint64_t t0 = bench_now_ns();
-            memcpy(dst, src, n * sizeof *src);
-            v[2][run] = (double)(bench_now_ns() - t0) / 1e6;
-            bench_keep(dst[n - 1].a);
-            elem16 *fresh = xmalloc(n * sizeof *fresh);
-            t0 = bench_now_ns();
-            memcpy(fresh, src, n * sizeof *src);
-            v[3][run] = (double)(bench_now_ns() - t0) / 1e6;
-            uint64_t s = 0;
-            for (size_t i = 0; i < n; i++) {
-                s += fresh[i].a;
+        for (int k = 1; k < NIMPLS; k++) {
+            if (bench_selected(a, impls[k])) {
+                run_memcpy(src, dst, n, k == 2, v[k], run, &check[k]);
             }
-            free(fresh);
-            check[2] = check[3] = n + s;
         }
     }
-    if (bench_selected(a, "ark_pool")) {
-        bench_row("snapshot", "save", n, "ark_pool", v[0], a->runs, "ms",
-                  check[0]);
-        bench_row("snapshot", "load", n, "ark_pool", v[1], a->runs, "ms",
-                  check[1]);
-        bench_row("snapshot", "save_discard", n, "ark_pool", v[4], a->runs,
-                  "ms", check[4]);
-    }
-    if (bench_selected(a, "memcpy")) {
-        bench_row("snapshot", "save", n, "memcpy", v[2], a->runs, "ms",
-                  check[2]);
-        bench_row("snapshot", "load", n, "memcpy", v[3], a->runs, "ms",
-                  check[3]);
-        bench_row("snapshot", "save_discard", n, "memcpy", v[2], a->runs, "ms",
-                  check[2]);
+    for (int k = 0; k < NIMPLS; k++) {
+        for (int w = 0; w < NW && bench_selected(a, impls[k]); w++) {
+            bench_row("snapshot", workloads[w], n, impls[k], v[k][w], a->runs,
+                      "ms", check[k]);
+        }
     }
     if (a->impl == NULL) {
         /* bench_row sorted each run array: the medians are in the middle. */
         int m = a->runs / 2;
-        printf("# snapshot n=%zu: save %.1f ms vs memcpy %.1f ms (%.2fx); "
-               "save to a discarding writer %.1f ms (%.2fx); "
-               "load %.1f ms vs memcpy into fresh memory %.1f ms (%.2fx); "
-               "snapshot %zu bytes for %zu element bytes\n",
-               n, v[0][m], v[2][m], v[0][m] / v[2][m], v[4][m],
-               v[4][m] / v[2][m], v[1][m], v[3][m], v[1][m] / v[3][m], bytes,
-               n * sizeof(elem16));
+        printf("# snapshot n=%zu, %zu snapshot bytes for %zu element bytes; "
+               "medians, ratios to one memcpy (to 16 KiB memcpys):\n",
+               n, bytes, n * sizeof(elem16));
+        for (int w = 0; w < NW; w++) {
+            printf("#   %-12s %6.1f ms vs memcpy %6.1f ms: %.2fx "
+                   "(memcpy_16k %6.1f ms: %.2fx)\n",
+                   workloads[w], v[0][w][m], v[1][w][m],
+                   v[0][w][m] / v[1][w][m], v[2][w][m],
+                   v[0][w][m] / v[2][w][m]);
+        }
     }
-    (void)sum;
     free(b.data);
     free(dst);
     free(src);

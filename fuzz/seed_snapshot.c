@@ -2,8 +2,9 @@
 /*
  * seed_snapshot.c - write the seed corpus of the snapshot fuzz targets:
  * valid snapshots of pools and tables in the configs the targets load
- * with, after churn (free queue, retired slots, marked elements). Not
- * built by default; to regenerate:
+ * with, after churn (free queue, retired slots, marked elements) and
+ * without (a pool's one-stamp blocks). Not built by default; to
+ * regenerate:
  *   cc -std=c11 -Iinclude -Isrc -Ifuzz fuzz/seed_snapshot.c \
  *      build/test/libark.a -lpthread -o /tmp/seed && /tmp/seed fuzz/corpus
  */
@@ -40,7 +41,8 @@ int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "fuzz/corpus";
     int n = 0;
     for (unsigned which = 0; which < 3; which++) {
-        for (int shape = 0; shape < 3; shape++) {
+        /* Shape 3: no churn, so the slots section has one-stamp blocks. */
+        for (int shape = 0; shape < 4; shape++) {
             ark_pool_config cfg = snap_pool_config(which);
             ark_pool *p;
             if (ark_pool_create(&p, &cfg) != ARK_OK) {
@@ -52,7 +54,7 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 40 + shape * 150; k++) {
                 memset(elem, k, sizeof elem);
                 ark_handle h;
-                if (ark_pool_insert(p, elem, &h) == ARK_OK) {
+                if (ark_pool_insert(p, elem, &h) == ARK_OK && shape < 3) {
                     ark_handle *slot = &hs[seed_rand(&rng) % 64];
                     if (*slot != 0 && seed_rand(&rng) % 2) {
                         ark_pool_remove(p, *slot);
@@ -60,7 +62,7 @@ int main(int argc, char **argv) {
                     *slot = h;
                 }
             }
-            for (int k = 0; k < shape * 3; k++) {
+            for (int k = 0; k < shape * 3 && shape < 3; k++) {
                 ark_pool_remove_later(p, hs[k]);
             }
             snap_mem m = {NULL, 0, 0, 0};

@@ -739,76 +739,215 @@ static inline uint32_t get_le32(const unsigned char *p) {
            (uint32_t)p[3] << 24;
 }
 
-/* Records of slots [i, end) into buf from len on, room for them all
- * checked by the caller; returns the new length. Inlined with a constant
- * payload for the common sizes, so the copies are single moves and the
- * fields stay in registers. */
-static inline size_t save_run(const ark__slot_view *v, uint64_t i, uint64_t end,
-                              unsigned char *buf, size_t len, size_t payload) {
+/* The slots from i on that lie at one stride from each other (the flat
+ * part of the storage, or one slot past it): returns slot i, sets *stop
+ * to the end of the run (at most end). */
+static inline char *snap_run(const ark__slot_view *v, uint64_t i, uint64_t end,
+                             uint64_t *stop) {
+    if (i < v->nflat) {
+        *stop = end < v->nflat ? end : v->nflat;
+        return v->flat + (size_t)i * v->stride;
+    }
+    *stop = i + 1;
+    return ark__slot_at(v, i);
+}
+
+/* What save_run does for each slot of its run. */
+typedef enum save_what {
+    SAVE_STAMPS, /* put the u32 stamp */
+    SAVE_LIVE,   /* put the payload if the slot is live */
+    SAVE_BLOCK,  /* put every payload; check */
+    SAVE_MIXED,  /* put every payload, move on past live ones only, put
+                    the stamps in stamps[] too; check */
+    SAVE_CHECK   /* only check */
+} save_what;
+
+/* Slots [i, end) into buf from len on, room for them all checked by the
+ * caller; returns the new length. The checks (SAVE_BLOCK, SAVE_MIXED,
+ * SAVE_CHECK) set bits in *diff where a stamp differs from first. Inlined
+ * with constant arguments for the common sizes, so the copies are single
+ * moves and the fields stay in registers. */
+static ARK_ALWAYS_INLINE inline size_t
+save_run(const ark__slot_view *v, uint64_t i, uint64_t end, unsigned char *buf,
+         size_t len, size_t payload, save_what what, uint32_t first,
+         uint32_t *diff, unsigned char *stamps) {
     size_t off = v->data_off, stride = v->stride;
+    uint32_t d = 0;
     while (i < end) {
-        uint64_t stop = end;
-        const char *slot;
-        if (i < v->nflat) {
-            stop = stop < v->nflat ? stop : v->nflat;
-            slot = v->flat + (size_t)i * stride;
-        } else {
-            stop = i + 1;
-            slot = ark__slot_at(v, i);
-        }
+        uint64_t stop;
+        const char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             uint32_t stamp;
             /* Sequential, but the hardware prefetcher alone leaves the
              * loop waiting on memory: ask 2 KiB ahead. */
             ARK_PREFETCH_READ(slot + 2048);
             memcpy(&stamp, slot, 4);
-            put_le32(buf + len, stamp);
-            len += 4;
-            if (stamp != 0 && payload != 0) {
-                ark__copy_small(buf + len, slot + off, payload);
-                len += payload;
+            if (what == SAVE_STAMPS) {
+                put_le32(buf + len, stamp);
+                len += 4;
+            } else if (what == SAVE_LIVE) {
+                if (stamp != 0) {
+                    ark__copy_small(buf + len, slot + off, payload);
+                    len += payload;
+                }
+            } else {
+                d |= stamp ^ first;
+                if (what == SAVE_MIXED) {
+                    put_le32(stamps, stamp);
+                    stamps += 4;
+                }
+                if (what == SAVE_BLOCK || what == SAVE_MIXED) {
+                    ark__copy_small(buf + len, slot + off, payload);
+                    if (what == SAVE_BLOCK || stamp != 0) {
+                        len += payload;
+                    }
+                }
             }
         }
     }
+    if (what != SAVE_STAMPS && what != SAVE_LIVE) {
+        *diff |= d;
+    }
     return len;
+}
+
+/* SAVE_BLOCK (stamps NULL) or SAVE_MIXED, the payload size a constant
+ * for the common sizes: in functions of their own, as the compiler sees
+ * that save_run(.., 16, ..) is save_run(.., payload, ..) where payload ==
+ * 16 and would make the calls one. */
+static ARK_NOINLINE size_t save_block8(const ark__slot_view *v, uint64_t i,
+                                       uint64_t end, unsigned char *buf,
+                                       size_t len, uint32_t first,
+                                       uint32_t *diff, unsigned char *stamps) {
+    return stamps == NULL
+               ? save_run(v, i, end, buf, len, 8, SAVE_BLOCK, first, diff, NULL)
+               : save_run(v, i, end, buf, len, 8, SAVE_MIXED, first, diff,
+                          stamps);
+}
+
+static ARK_NOINLINE size_t save_block16(const ark__slot_view *v, uint64_t i,
+                                        uint64_t end, unsigned char *buf,
+                                        size_t len, uint32_t first,
+                                        uint32_t *diff, unsigned char *stamps) {
+    return stamps == NULL ? save_run(v, i, end, buf, len, 16, SAVE_BLOCK, first,
+                                     diff, NULL)
+                          : save_run(v, i, end, buf, len, 16, SAVE_MIXED, first,
+                                     diff, stamps);
+}
+
+static size_t save_block_any(const ark__slot_view *v, uint64_t i, uint64_t end,
+                             unsigned char *buf, size_t len, size_t payload,
+                             uint32_t first, uint32_t *diff,
+                             unsigned char *stamps) {
+    if (payload == 8) {
+        return save_block8(v, i, end, buf, len, first, diff, stamps);
+    }
+    if (payload == 16) {
+        return save_block16(v, i, end, buf, len, first, diff, stamps);
+    }
+    return stamps == NULL ? save_run(v, i, end, buf, len, payload, SAVE_BLOCK,
+                                     first, diff, NULL)
+                          : save_run(v, i, end, buf, len, payload, SAVE_MIXED,
+                                     first, diff, stamps);
+}
+
+/* save_run for slots [i, end) through the buffer, flushing it as it
+ * fills: stamps, or payloads of live slots. */
+static void save_runs(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
+                      uint64_t end, size_t payload, save_what what) {
+    size_t rec = what == SAVE_STAMPS ? 4 : payload;
+    while (i < end) {
+        size_t fit = (ARK__SNAP_BUF - o->len) / rec;
+        if (fit == 0) {
+            ark__snap_out_flush(o);
+            fit = ARK__SNAP_BUF / rec;
+        }
+        if (fit == 0) { /* a payload larger than the buffer */
+            const char *slot = ark__slot_at(v, i++);
+            if (*ark__stamp((char *)slot) != 0) {
+                ark__snap_put(o, slot + v->data_off, payload);
+            }
+            continue;
+        }
+        uint64_t stop = end - i < fit ? end : i + fit;
+        o->len = what == SAVE_STAMPS
+                     ? save_run(v, i, stop, o->buf, o->len, 0, SAVE_STAMPS, 0,
+                                NULL, NULL)
+                     : save_run(v, i, stop, o->buf, o->len, payload, SAVE_LIVE,
+                                0, NULL, NULL);
+        i = stop;
+    }
+}
+
+/* One block of a pool's slots section: slots [i, end). *mixed: whether
+ * the block before was not a one-stamp block (and this one likely is not
+ * either); set for the next. */
+static void save_block(const ark__slot_view *v, ark__snap_out *o, uint64_t i,
+                       uint64_t end, size_t payload, bool *mixed) {
+    size_t n = (size_t)(end - i);
+    uint32_t first = *ark__stamp(ark__slot_at(v, i));
+    uint32_t diff = first == 0; /* a block of free slots is no LIVE one */
+    size_t need = 4 + n * (4 + payload);
+    if (need > ARK__SNAP_BUF) {
+        save_run(v, i, end, o->buf, 0, 0, SAVE_CHECK, first, &diff, NULL);
+        ark__snap_put32(o, diff == 0 ? ARK__SNAP_BLOCK_LIVE
+                                     : ARK__SNAP_BLOCK_STAMPS);
+        if (diff == 0) {
+            ark__snap_put32(o, first);
+        } else {
+            save_runs(v, o, i, end, 0, SAVE_STAMPS);
+        }
+        save_runs(v, o, i, end, payload, SAVE_LIVE);
+        return;
+    }
+    /* In one pass over the slots, into the buffer laid out as the kind of
+     * block the one before was: the payloads after the one stamp of a
+     * block of live slots, or after room for every stamp, the stamps put
+     * there on the way. A wrong guess moves the payloads, or writes the
+     * block again from slots that are in the cache now. */
+    if (need > ARK__SNAP_BUF - o->len) {
+        ark__snap_out_flush(o);
+    }
+    unsigned char *head = o->buf + o->len;
+    size_t live_at = o->len + 8, mixed_at = o->len + 4 + 4 * n;
+    size_t start = *mixed ? mixed_at : live_at;
+    size_t len = save_block_any(v, i, end, o->buf, start, payload, first, &diff,
+                                *mixed ? head + 4 : NULL);
+    bool was_mixed = *mixed;
+    *mixed = diff != 0;
+    if (*mixed && !was_mixed) {
+        start = mixed_at;
+        len = save_block_any(v, i, end, o->buf, start, payload, first, &diff,
+                             head + 4);
+    }
+    size_t bytes = len - start;
+    if (*mixed) {
+        put_le32(head, ARK__SNAP_BLOCK_STAMPS);
+        o->len = mixed_at + bytes;
+    } else {
+        if (was_mixed) {
+            memmove(o->buf + live_at, o->buf + start, bytes);
+        }
+        put_le32(head, ARK__SNAP_BLOCK_LIVE);
+        put_le32(head + 4, first);
+        o->len = live_at + bytes;
+    }
 }
 
 ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
                            const ark__slots_io *io) {
     const ark__slot_view *v = s->v;
     size_t payload = io->payload;
-    size_t rec = 4 + payload;
-    uint64_t i = 1;
-    while (i < s->issued) {
-        size_t fit = (ARK__SNAP_BUF - o->len) / rec;
-        if (fit == 0) {
-            ark__snap_out_flush(o);
-            fit = ARK__SNAP_BUF / rec;
-        }
-        if (fit == 0) { /* a record larger than the buffer */
-            char *slot = ark__slot_at(v, i++);
-            uint32_t stamp = *ark__stamp(slot);
-            ark__snap_put32(o, stamp);
-            if (stamp != 0) {
-                ark__snap_put(o, slot + v->data_off, payload);
-            }
-            continue;
-        }
-        uint64_t end = s->issued - i < fit ? s->issued : i + fit;
-        switch (payload) {
-        case 0:
-            o->len = save_run(v, i, end, o->buf, o->len, 0);
-            break;
-        case 8:
-            o->len = save_run(v, i, end, o->buf, o->len, 8);
-            break;
-        case 16:
-            o->len = save_run(v, i, end, o->buf, o->len, 16);
-            break;
-        default:
-            o->len = save_run(v, i, end, o->buf, o->len, payload);
-            break;
-        }
+    if (payload == 0) {
+        save_runs(v, o, 1, s->issued, 0, SAVE_STAMPS);
+    }
+    /* A pool's slots in blocks: one stamp for a block of live slots with
+     * the same generation, else every stamp; then the payloads. */
+    bool mixed = false;
+    for (uint64_t i = 1; i < s->issued && payload != 0;) {
+        uint64_t end =
+            s->issued - i < ARK__SNAP_BLOCK ? s->issued : i + ARK__SNAP_BLOCK;
+        save_block(v, o, i, end, payload, &mixed);
         i = end;
     }
     ark_status st = save_ring(s, o);
@@ -849,8 +988,14 @@ ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
 }
 
 uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload) {
-    /* issued <= 2^32 and payload < 2^17: no sum can wrap. */
-    return 4 * (hd->issued - 1) + hd->live * payload + 8 * hd->nfree +
+    /* issued <= 2^32 and payload < 2^17: no sum can wrap. A pool's blocks
+     * take 8 bytes at least (the mode and one stamp): a block that lists
+     * its stamps announces the rest when its mode arrives. */
+    uint64_t slots =
+        payload == 0
+            ? 4 * (hd->issued - 1)
+            : 8 * ((hd->issued - 1 + ARK__SNAP_BLOCK - 1) / ARK__SNAP_BLOCK);
+    return slots + hd->live * payload + 8 * hd->nfree +
            hd->npending * (8 + (uint64_t)payload);
 }
 
@@ -872,15 +1017,8 @@ static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
     uint64_t i = at->i, live = at->live;
     bool ok = true;
     while (i < end && ok) {
-        uint64_t stop = end;
-        char *slot;
-        if (i < v->nflat) {
-            stop = stop < v->nflat ? stop : v->nflat;
-            slot = v->flat + (size_t)i * stride;
-        } else {
-            stop = i + 1;
-            slot = ark__slot_at(v, i);
-        }
+        uint64_t stop;
+        char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             ARK_PREFETCH_WRITE(slot + 2048);
             uint32_t stamp = get_le32(buf + pos);
@@ -982,6 +1120,226 @@ static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
     return in->st;
 }
 
+/* Set bits [from, to). */
+static void load_set_bits(uint64_t *bits, uint64_t from, uint64_t to) {
+    while (from < to) {
+        uint64_t lo = from & 63, word = from - lo;
+        uint64_t hi = to - word < 64 ? to - word : 64;
+        uint64_t upto = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+        bits[word >> 6] |= upto & (~(uint64_t)0 << lo);
+        from = word + hi;
+    }
+}
+
+/* Payloads of slots [at->i, end), all of them in the buffer from at->pos
+ * (the caller checked): with stamps NULL every slot is live with stamp
+ * same, else the live ones of stamps[] (stamps[k] of slot at->i + k, 0 if
+ * not live). Inlined with constant arguments for the common sizes, like
+ * save_run. */
+static ARK_ALWAYS_INLINE inline void
+load_payloads(const ark__slot_view *v, load_pos *at, uint64_t end,
+              const uint32_t *stamps, uint32_t same, const unsigned char *buf,
+              size_t payload, uint64_t *bits) {
+    size_t off = v->data_off, stride = v->stride, pos = at->pos;
+    uint64_t i = at->i, live = at->live, first = at->i;
+    while (i < end) {
+        uint64_t stop;
+        char *slot = snap_run(v, i, end, &stop);
+        for (; i < stop; i++, slot += stride) {
+            ARK_PREFETCH_WRITE(slot + 2048);
+            uint32_t stamp = stamps == NULL ? same : stamps[i - first];
+            if (stamps != NULL && stamp == 0) {
+                continue;
+            }
+            memcpy(slot, &stamp, 4);
+            ark__copy_small(slot + off, buf + pos, payload);
+            pos += payload;
+            live++;
+            if (stamps != NULL) {
+                bits[i >> 6] |= (uint64_t)1 << (i & 63);
+            }
+        }
+    }
+    if (stamps == NULL) {
+        load_set_bits(bits, first, end);
+    }
+    at->i = i;
+    at->pos = pos;
+    at->live = live;
+}
+
+/* load_payloads with the payload size a constant for the common sizes, in
+ * functions of their own (see save_block8). */
+static ARK_NOINLINE void load_payloads8(const ark__slot_view *v, load_pos *at,
+                                        uint64_t end, const uint32_t *stamps,
+                                        uint32_t same, const unsigned char *buf,
+                                        uint64_t *bits) {
+    if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, 8, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, 8, bits);
+    }
+}
+
+static ARK_NOINLINE void load_payloads16(const ark__slot_view *v, load_pos *at,
+                                         uint64_t end, const uint32_t *stamps,
+                                         uint32_t same,
+                                         const unsigned char *buf,
+                                         uint64_t *bits) {
+    if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, 16, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, 16, bits);
+    }
+}
+
+static void load_payloads_any(const ark__slot_view *v, load_pos *at,
+                              uint64_t end, const uint32_t *stamps,
+                              uint32_t same, const unsigned char *buf,
+                              size_t payload, uint64_t *bits) {
+    if (payload == 8) {
+        load_payloads8(v, at, end, stamps, same, buf, bits);
+    } else if (payload == 16) {
+        load_payloads16(v, at, end, stamps, same, buf, bits);
+    } else if (stamps == NULL) {
+        load_payloads(v, at, end, NULL, same, buf, payload, bits);
+    } else {
+        load_payloads(v, at, end, stamps, 0, buf, payload, bits);
+    }
+}
+
+/* A mode-0 block's stamps (the first already read) into stamps[0, n):
+ * each a valid stamp, not all of them the one of a mode-1 block. Sets
+ * *live to the number of live ones. */
+static ark_status load_block_stamps(ark__snap_in *in, uint32_t *stamps,
+                                    size_t n, uint32_t gen_max, size_t *live) {
+    unsigned char raw[4 * ARK__SNAP_BLOCK];
+    /* The first stamp came with the mode; the others are announced now. */
+    ark__snap_in_expect(in, 4 * ((uint64_t)n - 1));
+    ark__snap_get(in, raw, 4 * (n - 1));
+    if (in->st != ARK_OK) {
+        return in->st;
+    }
+    uint32_t first = stamps[0], differ = 0, bad = 0;
+    size_t nlive = first != 0;
+    for (size_t k = 1; k < n; k++) {
+        uint32_t x = get_le32(raw + 4 * (k - 1));
+        stamps[k] = x;
+        differ |= x ^ first;
+        nlive += x != 0;
+        bad |= (uint32_t)(x != 0 && x - 1 > gen_max);
+    }
+    bad |= (uint32_t)(first != 0 && first - 1 > gen_max);
+    /* One encoding per pool: all live with one stamp is mode 1. */
+    if (bad != 0 || (differ == 0 && first != 0)) {
+        return ARK_ECORRUPT;
+    }
+    *live = nlive;
+    return ARK_OK;
+}
+
+/* One block of a pool's slots section: slots [at->i, end). */
+static ark_status load_block(ark__slots *s, ark__snap_in *in,
+                             const ark__slots_io *io, load_pos *at,
+                             uint64_t end) {
+    const ark__slot_view *v = s->v;
+    uint32_t block[ARK__SNAP_BLOCK];
+    size_t n = (size_t)(end - at->i), payload = io->payload;
+    uint32_t mode = ark__snap_get32(in);
+    uint32_t same = ark__snap_get32(in);
+    if (in->st != ARK_OK) {
+        return in->st;
+    }
+    uint32_t gen_max = v->layout.gen_max;
+    const uint32_t *stamps = NULL; /* NULL: every slot live with same */
+    size_t left = n;               /* live slots still to come */
+    if (mode == ARK__SNAP_BLOCK_LIVE) {
+        if (same == 0 || same - 1 > gen_max) {
+            return ARK_ECORRUPT;
+        }
+    } else if (mode == ARK__SNAP_BLOCK_STAMPS) {
+        block[0] = same;
+        ark_status st = load_block_stamps(in, block, n, gen_max, &left);
+        if (st != ARK_OK) {
+            return st;
+        }
+        stamps = block;
+    } else {
+        return ARK_ECORRUPT;
+    }
+    /* Storage: for a block of listed stamps now (4 bytes of input per
+     * slot have come), for a one-stamp block run by run, as the payloads
+     * arrive. */
+    if (stamps != NULL && end > v->cap) {
+        ark_status st = grow_to(s, end);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    uint64_t base = at->i;
+    while (at->i < end) {
+        const uint32_t *st_at = stamps == NULL ? NULL : stamps + (at->i - base);
+        uint32_t stamp = st_at == NULL ? same : *st_at;
+        if (stamp == 0) {
+            at->i++;
+            continue;
+        }
+        /* Every slot whose payload surely is in the buffer, in one run; a
+         * payload that straddles a fill goes alone. */
+        uint64_t fit = (in->len - in->pos) / payload;
+        uint64_t stop = end;
+        if (fit < left) {
+            uint64_t nlive = 0;
+            for (stop = at->i; stop < end && nlive < fit; stop++) {
+                nlive += st_at == NULL || stamps[stop - base] != 0;
+            }
+        }
+        uint64_t want = fit == 0 ? at->i + 1 : stop;
+        if (want > v->cap) {
+            ark_status st = grow_to(s, want);
+            if (st != ARK_OK) {
+                return st;
+            }
+        }
+        uint64_t *bits = *io->live_bits; /* a grow may move it */
+        if (fit == 0) {
+            char *slot = ark__slot_at(v, at->i);
+            memcpy(slot, &stamp, 4);
+            ark__snap_get(in, slot + v->data_off, payload);
+            bits[at->i >> 6] |= (uint64_t)1 << (at->i & 63);
+            at->i++;
+            at->live++;
+            left--;
+            if (in->st != ARK_OK) {
+                return in->st;
+            }
+            continue;
+        }
+        uint64_t live = at->live;
+        at->pos = in->pos;
+        load_payloads_any(v, at, stop, st_at, same, in->buf, payload, bits);
+        in->pos = at->pos;
+        left -= (size_t)(at->live - live);
+    }
+    return ARK_OK;
+}
+
+/* A pool's slots section, block by block. Counts the live slots seen. */
+static ark_status load_blocks(ark__slots *s, ark__snap_in *in, uint64_t issued,
+                              const ark__slots_io *io, uint64_t *live) {
+    load_pos at = {1, 0, 0};
+    while (at.i < issued) {
+        uint64_t end =
+            issued - at.i < ARK__SNAP_BLOCK ? issued : at.i + ARK__SNAP_BLOCK;
+        ark_status st = load_block(s, in, io, &at, end);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    *live = at.live;
+    return in->st;
+}
+
 /* A listed slot: in range, not live, listed once. */
 static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
     if (i == 0 || i >= s->issued) {
@@ -1032,7 +1390,9 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             ark__snap_get(in, slot + s->v->data_off, io->payload);
         }
     }
-    for (uint64_t i = 1; i < s->issued; i++) {
+    /* Live and listed slots are distinct and counted: with nothing retired
+     * they are all the issued ones. */
+    for (uint64_t i = 1; i < s->issued && hd->retired > 0; i++) {
         char *slot = ark__slot_at(s->v, i);
         if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
             *ark__next_gen(slot) = ARK__RETIRED;
@@ -1045,8 +1405,10 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
 ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
                            const ark__snap_header *hd,
                            const ark__slots_io *io) {
-    uint64_t live;
-    ark_status st = load_slots(s, in, hd->issued, io, &live);
+    uint64_t live = 0;
+    ark_status st = io->payload == 0
+                        ? load_slots(s, in, hd->issued, io, &live)
+                        : load_blocks(s, in, hd->issued, io, &live);
     if (st == ARK_OK && live != hd->live) {
         st = ARK_ECORRUPT;
     }

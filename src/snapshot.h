@@ -25,7 +25,13 @@
 #define ARK__SNAP_IDSET 3u
 #define ARK__SNAP_IDMAP 4u
 
-#define ARK__SNAP_VERSION 1u
+#define ARK__SNAP_VERSION 2u
+
+/* A pool's slots section comes in blocks of this many slots, each opening
+ * with one of the two modes below (docs/snapshot.md). */
+#define ARK__SNAP_BLOCK 256u
+#define ARK__SNAP_BLOCK_STAMPS 0u /* every slot's stamp, then the payloads */
+#define ARK__SNAP_BLOCK_LIVE 1u   /* one stamp for all, then the payloads */
 
 /* Bytes of the fixed descriptor (before a table's column sizes). */
 #define ARK__SNAP_HEADER_BYTES 136u

@@ -118,6 +118,20 @@ static ark_status load_pool(ark_pool **out, const ark_pool_config *cfg,
     return ark_pool_load(out, cfg, &r);
 }
 
+/* Same elements at the same handles, in the same order. */
+static void check_same_pool(const ark_pool *a, const ark_pool *b) {
+    ark_pool_iter ib = ark_pool_iter_begin(b);
+    for (ark_pool_iter ia = ark_pool_iter_begin(a); ark_pool_iter_valid(&ia);
+         ark_pool_iter_next(&ia)) {
+        CHECK(ark_pool_iter_valid(&ib));
+        CHECK_EQ(ia.handle, ib.handle);
+        CHECK(memcmp(ia.elem, ib.elem, sizeof(item)) == 0);
+        CHECK_EQ(ark_pool_seal(a, ia.handle), ark_pool_seal(b, ib.handle));
+        ark_pool_iter_next(&ib);
+    }
+    CHECK(!ark_pool_iter_valid(&ib));
+}
+
 /* Run steps on A; at save_at save A and load B; run the rest on both and
  * compare every result, the hooks, iteration and sealing. */
 static void pool_continuation(ark_pool_config cfg, uint64_t steps,
@@ -167,16 +181,7 @@ static void pool_continuation(ark_pool_config cfg, uint64_t steps,
     ark_pool_flush(a);
     ark_pool_flush(b);
     CHECK_EQ(ha.sum, hb.sum);
-    ark_pool_iter ib = ark_pool_iter_begin(b);
-    for (ark_pool_iter ia = ark_pool_iter_begin(a); ark_pool_iter_valid(&ia);
-         ark_pool_iter_next(&ia)) {
-        CHECK(ark_pool_iter_valid(&ib));
-        CHECK_EQ(ia.handle, ib.handle);
-        CHECK(memcmp(ia.elem, ib.elem, sizeof(item)) == 0);
-        CHECK_EQ(ark_pool_seal(a, ia.handle), ark_pool_seal(b, ib.handle));
-        ark_pool_iter_next(&ib);
-    }
-    CHECK(!ark_pool_iter_valid(&ib));
+    check_same_pool(a, b);
     CHECK_EQ(ark__pool_retired(a), ark__pool_retired(b));
     CHECK_OK(ark__pool_validate(a));
     CHECK_OK(ark__pool_validate(b));
@@ -252,6 +257,28 @@ static ark_pool *small_pool(ark_pool_config *cfg) {
     return p;
 }
 
+/* Every truncation of m and a bit flip at every byte: ARK_ECORRUPT; m
+ * itself loads. */
+static void pool_damage(const ark_pool_config *cfg, membuf *m) {
+    ark_pool *q = NULL;
+    for (size_t len = 0; len < m->len; len++) {
+        membuf t = *m;
+        t.len = len;
+        CHECK_STATUS(load_pool(&q, cfg, &t), ARK_ECORRUPT);
+    }
+    uint64_t rng = harness_seed();
+    for (size_t at = 0; at < m->len; at++) {
+        unsigned char old = m->data[at];
+        m->data[at] ^= (unsigned char)(1u << harness_below(&rng, 8));
+        CHECK_STATUS(load_pool(&q, cfg, m), ARK_ECORRUPT);
+        m->data[at] = old;
+    }
+    CHECK_OK(load_pool(&q, cfg, m));
+    CHECK_EQ(m->pos, m->len);
+    CHECK_OK(ark__pool_validate(q));
+    ark_pool_destroy(q);
+}
+
 TEST(pool_truncation_and_flips) {
     ark_pool_config cfg;
     ark_pool *p = small_pool(&cfg);
@@ -259,23 +286,7 @@ TEST(pool_truncation_and_flips) {
     CHECK(ark__pool_retired(p) > 0);
     membuf m = {0};
     CHECK_OK(save_pool(p, &m));
-    ark_pool *q = NULL;
-    for (size_t len = 0; len < m.len; len++) {
-        membuf t = m;
-        t.len = len;
-        CHECK_STATUS(load_pool(&q, &cfg, &t), ARK_ECORRUPT);
-    }
-    uint64_t rng = harness_seed();
-    for (size_t at = 0; at < m.len; at++) {
-        unsigned char old = m.data[at];
-        m.data[at] ^= (unsigned char)(1u << harness_below(&rng, 8));
-        CHECK_STATUS(load_pool(&q, &cfg, &m), ARK_ECORRUPT);
-        m.data[at] = old;
-    }
-    CHECK_OK(load_pool(&q, &cfg, &m));
-    CHECK_EQ(m.pos, m.len);
-    CHECK_OK(ark__pool_validate(q));
-    ark_pool_destroy(q);
+    pool_damage(&cfg, &m);
     mem_free(&m);
     ark_pool_destroy(p);
 }
@@ -316,6 +327,198 @@ TEST(pool_mutations_past_checksum) {
             }
             ark_pool_flush(q);
             CHECK_OK(ark__pool_validate(q));
+            ark_pool_destroy(q);
+        }
+    }
+    printf("%" PRIu64 " of %" PRIu64 " mutants loaded\n", loaded, rounds);
+    free(orig);
+    mem_free(&m);
+    ark_pool_destroy(p);
+}
+
+/* ---- pool: the blocks of the slots section ------------------------------ */
+
+/* Where block k of a pool's slots section starts; blocks 0 .. k-1 must
+ * be one-stamp blocks of ARK__SNAP_BLOCK slots. */
+static size_t block_at(const membuf *m, size_t k, size_t payload) {
+    size_t at = ARK__SNAP_HEADER_BYTES + 8;
+    for (size_t b = 0; b < k && at < m->len; b++) {
+        at += m->data[at] == ARK__SNAP_BLOCK_LIVE
+                  ? 8 + ARK__SNAP_BLOCK * payload
+                  : m->len; /* not one: callers see at past the end */
+    }
+    return at;
+}
+
+static void put_le32_at(membuf *m, size_t at, uint32_t v) {
+    for (int k = 0; k < 4; k++) {
+        m->data[at + (size_t)k] = (unsigned char)(v >> (8 * k));
+    }
+}
+
+/* 700 slots: three blocks, all live at generation 0 (one stamp each). */
+static ark_pool *block_pool(ark_pool_config *cfg, ark_handle *hs) {
+    *cfg = item_cfg();
+    ark_pool *p = NULL;
+    if (ark_pool_create(&p, cfg) != ARK_OK) {
+        return NULL;
+    }
+    for (uint64_t k = 0; k < 700; k++) {
+        item it = {k, k * 7};
+        ark_pool_insert(p, &it, &hs[k]);
+    }
+    return p;
+}
+
+/* q, loaded from m, is valid and saves to the bytes the load read. */
+static void check_saves_back(const ark_pool *q, const membuf *m) {
+    CHECK_OK(ark__pool_validate(q));
+    membuf back = {0};
+    CHECK_OK(save_pool(q, &back));
+    CHECK_EQ(back.len, m->pos);
+    CHECK(memcmp(back.data, m->data, back.len) == 0);
+    mem_free(&back);
+}
+
+TEST(pool_blocks_encoding) {
+    ark_pool_config cfg;
+    ark_handle hs[700];
+    ark_pool *p = block_pool(&cfg, hs);
+    CHECK(p != NULL);
+    membuf m = {0};
+    CHECK_OK(save_pool(p, &m));
+    /* Descriptor, three one-stamp blocks, the elements, the trailer. */
+    CHECK_EQ(m.len,
+             ARK__SNAP_HEADER_BYTES + 8 + 3 * 8 + 700 * sizeof(item) + 8);
+    size_t b1 = block_at(&m, 1, sizeof(item));
+    CHECK(b1 + 8 < m.len);
+    CHECK_EQ(m.data[b1], ARK__SNAP_BLOCK_LIVE);
+    CHECK_EQ(m.data[b1 + 4], 1); /* the stamp: generation 0, live */
+    ark_pool *q = NULL;
+    CHECK_OK(load_pool(&q, &cfg, &m));
+    CHECK_EQ(m.pos, m.len);
+    check_same_pool(p, q);
+    ark_pool_destroy(q);
+
+    /* Non-canonical: block 1 written with every stamp listed. */
+    membuf n = {0};
+    n.cap = m.len + 4 * ARK__SNAP_BLOCK;
+    n.data = malloc(n.cap);
+    memcpy(n.data, m.data, b1);
+    n.len = b1;
+    put_le32_at(&n, n.len, ARK__SNAP_BLOCK_STAMPS);
+    n.len += 4;
+    for (unsigned k = 0; k < ARK__SNAP_BLOCK; k++) {
+        put_le32_at(&n, n.len, 1);
+        n.len += 4;
+    }
+    memcpy(n.data + n.len, m.data + b1 + 8, m.len - b1 - 8);
+    n.len += m.len - b1 - 8;
+    fix_checksums(&n, ARK__SNAP_HEADER_BYTES);
+    CHECK_STATUS(load_pool(&q, &cfg, &n), ARK_ECORRUPT);
+    /* The same with one stamp changed is the canonical form of another
+     * pool: it loads. */
+    put_le32_at(&n, b1 + 4 + 4 * 9, 2);
+    fix_checksums(&n, ARK__SNAP_HEADER_BYTES);
+    CHECK_OK(load_pool(&q, &cfg, &n));
+    CHECK_OK(ark__pool_validate(q));
+    CHECK_EQ(ark_pool_count(q), 700);
+    CHECK(ark_pool_get(q, hs[265]) == NULL); /* slot 266: generation 1 */
+    CHECK(ark_pool_get(q, hs[264]) != NULL);
+    check_saves_back(q, &n);
+    ark_pool_destroy(q);
+    mem_free(&n);
+
+    /* Bad modes and stamps in a one-stamp block. */
+    const uint32_t bad[][2] = {{2, 1}, {UINT32_MAX, 1}, {1, 0}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        membuf t = {0};
+        t.data = malloc(m.len);
+        t.len = t.cap = m.len;
+        memcpy(t.data, m.data, m.len);
+        put_le32_at(&t, b1, bad[k][0]);
+        put_le32_at(&t, b1 + 4, bad[k][1]);
+        fix_checksums(&t, ARK__SNAP_HEADER_BYTES);
+        CHECK_STATUS(load_pool(&q, &cfg, &t), ARK_ECORRUPT);
+        mem_free(&t);
+    }
+    mem_free(&m);
+    ark_pool_destroy(p);
+}
+
+/* The block paths for every element size the copies special-case and
+ * some they do not, with one-stamp and listed blocks. */
+TEST(pool_blocks_element_sizes) {
+    static const size_t sizes[] = {1, 4, 8, 12, 16, 24, 40, 5000, 20000};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        ark_pool_config cfg = {.elem_size = sizes[z]};
+        ark_pool *p = NULL;
+        CHECK_OK(ark_pool_create(&p, &cfg));
+        unsigned char *e = malloc(sizes[z]);
+        ark_handle h[600];
+        for (size_t k = 0; k < 600; k++) {
+            memset(e, (int)k, sizes[z]);
+            CHECK_OK(ark_pool_insert(p, e, &h[k]));
+        }
+        CHECK_OK(ark_pool_remove(p, h[400]));
+        CHECK_OK(ark_pool_remove_later(p, h[401]));
+        membuf m = {0};
+        CHECK_OK(save_pool(p, &m));
+        ark_pool *q = NULL;
+        CHECK_OK(load_pool(&q, &cfg, &m));
+        CHECK_EQ(m.pos, m.len);
+        CHECK_EQ(ark_pool_count(q), 598);
+        for (size_t k = 0; k < 600; k++) {
+            const unsigned char *a = ark_pool_get(p, h[k]);
+            const unsigned char *b = ark_pool_get(q, h[k]);
+            CHECK_EQ(a == NULL, b == NULL);
+            CHECK(a == NULL || memcmp(a, b, sizes[z]) == 0);
+        }
+        check_saves_back(q, &m);
+        CHECK_EQ(ark_pool_flush(q), 1);
+        ark_pool_destroy(q);
+        mem_free(&m);
+        free(e);
+        ark_pool_destroy(p);
+    }
+}
+
+/* Live blocks next to listed ones: round trip, every truncation and flip,
+ * mutants that load save back to the same bytes. */
+TEST(pool_blocks_mixed) {
+    ark_pool_config cfg;
+    ark_handle hs[700];
+    ark_pool *p = block_pool(&cfg, hs);
+    CHECK(p != NULL);
+    CHECK_OK(ark_pool_remove(p, hs[300])); /* block 1 lists its stamps */
+    ark_pool_remove_later(p, hs[301]);
+    membuf m = {0};
+    CHECK_OK(save_pool(p, &m));
+    size_t b1 = block_at(&m, 1, sizeof(item));
+    CHECK(b1 + 8 < m.len);
+    CHECK_EQ(m.data[b1], ARK__SNAP_BLOCK_STAMPS);
+    ark_pool *q = NULL;
+    CHECK_OK(load_pool(&q, &cfg, &m));
+    check_same_pool(p, q);
+    CHECK_EQ(ark_pool_flush(q), 1);
+    ark_pool_destroy(q);
+    pool_damage(&cfg, &m);
+    uint64_t rng = harness_seed();
+    unsigned char *orig = malloc(m.len);
+    memcpy(orig, m.data, m.len);
+    uint64_t loaded = 0, rounds = harness_scaled(4000);
+    for (uint64_t r = 0; r < rounds; r++) {
+        memcpy(m.data, orig, m.len);
+        /* Mostly the block heads and stamps, where the structure is. */
+        size_t span = r % 2 ? m.len - 8 : b1 + 4 + 4 * ARK__SNAP_BLOCK;
+        size_t at = (size_t)harness_below(&rng, span);
+        m.data[at] = (unsigned char)harness_rand(&rng);
+        fix_checksums(&m, ARK__SNAP_HEADER_BYTES);
+        ark_status st = load_pool(&q, &cfg, &m);
+        CHECK(st == ARK_OK || st == ARK_ECORRUPT || st == ARK_EINVAL);
+        if (st == ARK_OK) {
+            loaded++;
+            check_saves_back(q, &m);
             ark_pool_destroy(q);
         }
     }
@@ -439,14 +642,9 @@ TEST(pool_save_reports_writer_errors) {
     ark_pool_destroy(p);
 }
 
-TEST(pool_load_allocation_failures) {
-    ark_pool_config cfg;
-    ark_pool *p = small_pool(&cfg);
-    CHECK(p != NULL);
-    for (uint64_t k = 0; k < 100; k++) {
-        item it = {k, k};
-        CHECK_OK(ark_pool_insert(p, &it, NULL));
-    }
+/* Load p's snapshot with an allocator that fails at the k-th allocation,
+ * for every k until one succeeds: ARK_ENOMEM and nothing left over. */
+static void pool_alloc_failures(ark_pool_config cfg, const ark_pool *p) {
     membuf m = {0};
     CHECK_OK(save_pool(p, &m));
     test_allocator ta;
@@ -469,6 +667,24 @@ TEST(pool_load_allocation_failures) {
     }
     CHECK_EQ(ta.bad_frees, 0);
     mem_free(&m);
+}
+
+TEST(pool_load_allocation_failures) {
+    ark_pool_config cfg;
+    ark_pool *p = small_pool(&cfg);
+    CHECK(p != NULL);
+    for (uint64_t k = 0; k < 100; k++) {
+        item it = {k, k};
+        CHECK_OK(ark_pool_insert(p, &it, NULL));
+    }
+    pool_alloc_failures(cfg, p);
+    ark_pool_destroy(p);
+    /* One-stamp and listed blocks. */
+    ark_handle hs[700];
+    p = block_pool(&cfg, hs);
+    CHECK(p != NULL);
+    CHECK_OK(ark_pool_remove(p, hs[300]));
+    pool_alloc_failures(cfg, p);
     ark_pool_destroy(p);
 }
 
