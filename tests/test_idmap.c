@@ -185,6 +185,36 @@ TEST(special_keys) {
     ark_idmap_destroy(m);
 }
 
+/* The tag words and the group compare: entry t of the table is four
+ * copies of the control byte of a hash with top byte t (t, or 1 for 0),
+ * and matching a group with a word finds exactly the bytes equal to its
+ * byte, against a byte-by-byte model on random groups. */
+TEST(tag_words) {
+    for (unsigned t = 0; t < 256; t++) {
+        uint32_t w = ark__idmap_tagword[t];
+        uint8_t c = (uint8_t)(t == 0 ? 1 : t);
+        CHECK_EQ(w, c * 0x01010101u);
+        CHECK_EQ(ark__idmap_tag((uint64_t)t << 56), c);
+        CHECK_EQ(ark__idmap_tagw(((uint64_t)t << 56) | 0xabcdefu), w);
+    }
+    uint64_t state = harness_seed();
+    for (int round = 0; round < 2000; round++) {
+        uint8_t g[16];
+        for (int i = 0; i < 16; i++) {
+            /* few distinct bytes, so that matches are common */
+            g[i] = (uint8_t)(harness_rand(&state) % 4);
+        }
+        for (unsigned c = 0; c < 4; c++) {
+            ark__idmap_mask want = 0;
+            for (int i = 0; i < 16; i++) {
+                want |= (ark__idmap_mask)(g[i] == c) << i;
+            }
+            uint32_t w = c == 0 ? 0 : ark__idmap_tagword[c];
+            CHECK_EQ(ark__idmap_match(ark__idmap_load(g), w), want);
+        }
+    }
+}
+
 TEST(remove_and_count) {
     ark_idmap *m;
     CHECK_OK(ark_idmap_create(&m, NULL));
