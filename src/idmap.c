@@ -59,6 +59,11 @@ ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
 ARK_INLINE_API extern inline ark_idmap_slot *
+ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
+                    uint8_t **ctl);
+ARK_INLINE_API extern inline uint8_t *
+ark__idmap_ctl_of(const ark_idmap *m, const ark_idmap_slot *s);
+ARK_INLINE_API extern inline ark_idmap_slot *
 ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
 ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
                                                              uint64_t key);
@@ -82,6 +87,23 @@ ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
     TAGW16(t), TAGW16((t) + 16), TAGW16((t) + 32), TAGW16((t) + 48)
 const uint32_t ark__idmap_tagword[256] = {TAGW64(0), TAGW64(64), TAGW64(128),
                                           TAGW64(192)};
+
+ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
+                                   uint64_t h) {
+    uint32_t tag = ark__idmap_tagw(h);
+    size_t g = (size_t)h & m->gmask;
+    for (size_t step = 1; step < ARK_IDMAP_MAX_PROBE; step++) {
+        g = (g + step) & m->gmask;
+        uint8_t *ctl;
+        ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
+        if (s != NULL ||
+            ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) ==
+                0) {
+            return s;
+        }
+    }
+    return NULL;
+}
 
 #define GROUP_BYTES (ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot) + 16)
 
@@ -268,7 +290,7 @@ ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
     if (s != ARK_OK) {
         return s;
     }
-    ark_idmap *m = ark__alloc(&al, sizeof *m, 0);
+    ark_idmap *m = ark__alloc(&al, sizeof *m, _Alignof(ark_idmap));
     if (m == NULL) {
         return ARK_ENOMEM;
     }

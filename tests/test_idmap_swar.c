@@ -20,6 +20,7 @@ TEST(swar_suite) {
                   (const uint8_t *)"\1\0\1\0\0\0\0\0\0\0\0\0\0\0\0\1"),
               0) == 0x7ffa);
     test_tag_words();
+    test_take_past_home();
     test_create_destroy();
     test_put_get_overwrite();
     test_get_ptr();

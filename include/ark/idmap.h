@@ -103,6 +103,14 @@ typedef struct ark__idmap_stats {
     size_t longer;
 } ark__idmap_stats;
 
+/* Private: 16-byte alignment, which the control words have (lookups load
+ * them with aligned loads). */
+#ifdef __cplusplus
+#define ARK__IDMAP_ALIGN16 alignas(16)
+#else
+#define ARK__IDMAP_ALIGN16 _Alignas(16)
+#endif
+
 /* A map. The fields are private; they are declared here only so that the
  * inline functions below can read them. */
 typedef struct ark_idmap {
@@ -120,7 +128,7 @@ typedef struct ark_idmap {
     bool seed_fixed;        /* set by ark_idmap_set_seed */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
-    uint8_t spare_ctrl[16]; /* all empty, no overflow */
+    ARK__IDMAP_ALIGN16 uint8_t spare_ctrl[16]; /* all empty, no overflow */
 } ark_idmap;
 
 /*
@@ -260,11 +268,12 @@ typedef unsigned ark__idmap_mask;
 /* GNU vector types and the SSE2 builtin: <emmintrin.h>'s static inline
  * wrappers may not be called from C11 extern-inline functions. */
 typedef char ark__idmap_group __attribute__((vector_size(16)));
+typedef char ark__idmap_group_alias __attribute__((vector_size(16), may_alias));
+/* Private: the control word at p, which is 16-byte aligned (an aligned
+ * load folds into the compare that uses it). */
 ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
 ark__idmap_load(const uint8_t *p) {
-    ark__idmap_group g;
-    memcpy(&g, p, 16);
-    return g;
+    return *(const ark__idmap_group_alias *)(const void *)p;
 }
 typedef unsigned ark__idmap_words __attribute__((vector_size(16)));
 /* Private: the bytes equal to the byte repeated in w (a tag word, or 0). */
@@ -330,39 +339,68 @@ ark__idmap_full(const uint8_t *ctrl) {
     return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
+/* Private: the slot of key in group g (tag word tag), or NULL; when
+ * found, *ctl is its control byte. */
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
+ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
+                    uint8_t **ctl) {
+    uint8_t *c = m->ctrl + g * 16;
+    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
+    ark__idmap_mask hit =
+        ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
+    if (hit != 0) {
+        /* The slot's address waits for the control word; its first line
+         * does not, so a hit's two cache (and TLB) misses overlap instead
+         * of following each other. */
+        ARK__IDMAP_PREFETCH(s);
+        do {
+            unsigned i = ark__idmap_first(hit);
+            if (s[i].key == key) {
+                *ctl = c + i;
+                return &s[i];
+            }
+            hit &= hit - 1;
+        } while (hit != 0);
+    }
+    return NULL;
+}
+
+/* Private: the slot of key (whose hash is h) from the second group of its
+ * probe sequence on, or NULL (out of line: random keys need it about once
+ * in a thousand lookups). It only reads memory, which a caller's compiler
+ * is told, so that a loop around a lookup keeps the map's fields in
+ * registers. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((pure))
+#endif
+ARK_API ark_idmap_slot *
+ark__idmap_find_on(const ark_idmap *m, uint64_t key, uint64_t h);
+
+/* Private: the control byte of slot s. */
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t *
+ark__idmap_ctl_of(const ark_idmap *m, const ark_idmap_slot *s) {
+    size_t i = (size_t)(s - m->slots);
+    return m->ctrl + i / ARK__IDMAP_SLOTS * 16 + i % ARK__IDMAP_SLOTS;
+}
+
 /* Private: the slot of key (whose hash is h), or NULL; when found, *ctl is
  * its control byte. The probe stops at the first group whose overflow bit
  * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
- * is ever stored. */
+ * is ever stored. Only the home group is probed inline: the loop's counter
+ * and bound would cost every lookup registers and instructions. */
 ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
 ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
-    uint32_t tag = ark__idmap_tagw(h);
     size_t g = (size_t)h & m->gmask;
-    for (size_t step = 1;; step++) {
-        uint8_t *c = m->ctrl + g * 16;
-        ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
-        ark__idmap_mask hit =
-            ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
-        if (hit != 0) {
-            /* The slot's address waits for the control word; its first
-             * line does not, so a hit's two cache (and TLB) misses
-             * overlap instead of following each other. */
-            ARK__IDMAP_PREFETCH(s);
-            do {
-                unsigned i = ark__idmap_first(hit);
-                if (s[i].key == key) {
-                    *ctl = c + i;
-                    return &s[i];
-                }
-                hit &= hit - 1;
-            } while (hit != 0);
-        }
-        if (((unsigned)c[15] >> ark__idmap_ofw_bit(h) & 1) == 0 ||
-            step >= ARK_IDMAP_MAX_PROBE) {
-            return NULL;
-        }
-        g = (g + step) & m->gmask;
+    ark_idmap_slot *s = ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), ctl);
+    if (s != NULL ||
+        ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) == 0) {
+        return s;
     }
+    s = ark__idmap_find_on(m, key, h);
+    if (s != NULL) {
+        *ctl = ark__idmap_ctl_of(m, s);
+    }
+    return s;
 }
 
 /* Private: the slot of key, or NULL. */
