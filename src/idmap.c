@@ -45,16 +45,24 @@
 /* The one external definition of each inline function of idmap.h. */
 ARK_INLINE_API extern inline uint64_t ark__idmap_hash(uint64_t seed,
                                                       uint64_t key);
+ARK_INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
+ARK_INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
 ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
 ARK_INLINE_API extern inline ark__idmap_mask
-ark__idmap_match(ark__idmap_group g, uint8_t c);
+ark__idmap_match(ark__idmap_group g, uint32_t w);
 #if !defined(ARK__IDMAP_SSE2)
 ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 #endif
+ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
+ARK_INLINE_API extern inline ark_idmap_slot *
+ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
+                    uint8_t **ctl);
+ARK_INLINE_API extern inline uint8_t *
+ark__idmap_ctl_of(const ark_idmap *m, const ark_idmap_slot *s);
 ARK_INLINE_API extern inline ark_idmap_slot *
 ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
 ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
@@ -62,11 +70,40 @@ ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                          uint64_t *value);
 ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
+ARK_API extern inline bool ark_idmap_take(ark_idmap *m, uint64_t key,
+                                          uint64_t *old);
+ARK_API extern inline bool ark_idmap_remove(ark_idmap *m, uint64_t key);
 ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
                                                        size_t from);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
 ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
+
+/* Four copies of t, or of 1 for t = 0. */
+#define TAGW(t) (((t) == 0 ? 1u : (uint32_t)(t)) * 0x01010101u)
+#define TAGW4(t) TAGW(t), TAGW((t) + 1), TAGW((t) + 2), TAGW((t) + 3)
+#define TAGW16(t) TAGW4(t), TAGW4((t) + 4), TAGW4((t) + 8), TAGW4((t) + 12)
+#define TAGW64(t)                                                              \
+    TAGW16(t), TAGW16((t) + 16), TAGW16((t) + 32), TAGW16((t) + 48)
+const uint32_t ark__idmap_tagword[256] = {TAGW64(0), TAGW64(64), TAGW64(128),
+                                          TAGW64(192)};
+
+ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
+                                   uint64_t h) {
+    uint32_t tag = ark__idmap_tagw(h);
+    size_t g = (size_t)h & m->gmask;
+    for (size_t step = 1; step < ARK_IDMAP_MAX_PROBE; step++) {
+        g = (g + step) & m->gmask;
+        uint8_t *ctl;
+        ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
+        if (s != NULL ||
+            ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) ==
+                0) {
+            return s;
+        }
+    }
+    return NULL;
+}
 
 #define GROUP_BYTES (ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot) + 16)
 
@@ -253,7 +290,7 @@ ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
     if (s != ARK_OK) {
         return s;
     }
-    ark_idmap *m = ark__alloc(&al, sizeof *m, 0);
+    ark_idmap *m = ark__alloc(&al, sizeof *m, _Alignof(ark_idmap));
     if (m == NULL) {
         return ARK_ENOMEM;
     }
@@ -443,36 +480,6 @@ ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
         return ARK_EEXIST;
     }
     return add(m, key, h, value);
-}
-
-/* Remove key, storing its value in *old if old is not NULL. */
-static inline bool take(ark_idmap *m, uint64_t key, uint64_t *old) {
-    uint8_t *ctl;
-    ark_idmap_slot *s =
-        ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
-    if (s == NULL) {
-        return false;
-    }
-    if (old != NULL) {
-        *old = s->value;
-    }
-    *ctl = 0;
-    /* The freed slot may have sent a later key past this group: its
-     * overflow bit stays, and costs one unit of max_load. The group's
-     * overflow byte is its 16th control byte. */
-    m->max_load -= m->ctrl[(size_t)(ctl - m->ctrl) | 15] != 0;
-    m->count--;
-    return true;
-}
-
-bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
-    assert(m != NULL);
-    return take(m, key, old);
-}
-
-bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
-    assert(m != NULL);
-    return take(m, key, NULL);
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {

@@ -185,6 +185,80 @@ TEST(special_keys) {
     ark_idmap_destroy(m);
 }
 
+/* The tag words and the group compare: entry t of the table is four
+ * copies of the control byte of a hash with top byte t (t, or 1 for 0),
+ * and matching a group with a word finds exactly the bytes equal to its
+ * byte, against a byte-by-byte model on random groups. */
+TEST(tag_words) {
+    for (unsigned t = 0; t < 256; t++) {
+        uint32_t w = ark__idmap_tagword[t];
+        uint8_t c = (uint8_t)(t == 0 ? 1 : t);
+        CHECK_EQ(w, c * 0x01010101u);
+        CHECK_EQ(ark__idmap_tag((uint64_t)t << 56), c);
+        CHECK_EQ(ark__idmap_tagw(((uint64_t)t << 56) | 0xabcdefu), w);
+    }
+    uint64_t state = harness_seed();
+    for (int round = 0; round < 2000; round++) {
+        _Alignas(16) uint8_t g[16]; /* as control words are */
+        for (int i = 0; i < 16; i++) {
+            /* few distinct bytes, so that matches are common */
+            g[i] = (uint8_t)(harness_rand(&state) % 4);
+        }
+        for (unsigned c = 0; c < 4; c++) {
+            ark__idmap_mask want = 0;
+            for (int i = 0; i < 16; i++) {
+                want |= (ark__idmap_mask)(g[i] == c) << i;
+            }
+            uint32_t w = c == 0 ? 0 : ark__idmap_tagword[c];
+            CHECK_EQ(ark__idmap_match(ark__idmap_load(g), w), want);
+        }
+    }
+}
+
+/* Keys sharing one home group spill along its probe sequence: get, take
+ * and remove find them there (the out-of-line part of a lookup) and clear
+ * the right control byte, against a model of which keys are left. */
+TEST(take_past_home) {
+    uint64_t state = harness_seed();
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    ark_idmap_set_seed(m, harness_rand(&state));
+    CHECK_OK(ark_idmap_reserve(m, 1000)); /* 128 groups */
+    const size_t n = 50;                  /* four groups' worth */
+    uint64_t *keys = colliding_keys(m->seed, n, 7, &state);
+    bool *in = calloc(n, sizeof *in);
+    for (size_t i = 0; i < n; i++) {
+        CHECK_OK(ark_idmap_insert(m, keys[i], i + 1));
+        in[i] = true;
+    }
+    CHECK(validate(m) >= 4);
+    for (size_t round = 0; round < 4 * n; round++) {
+        size_t i = (size_t)(harness_rand(&state) % n);
+        uint64_t v = 0;
+        if (in[i]) {
+            if (round % 2 == 0) {
+                CHECK(ark_idmap_take(m, keys[i], &v));
+                CHECK_EQ(v, i + 1);
+            } else {
+                CHECK(ark_idmap_remove(m, keys[i]));
+            }
+            in[i] = false;
+        } else {
+            CHECK(!ark_idmap_take(m, keys[i], &v));
+            CHECK_OK(ark_idmap_insert(m, keys[i], i + 1));
+            in[i] = true;
+        }
+        for (size_t j = 0; j < n; j++) {
+            CHECK_EQ(ark_idmap_get(m, keys[j], &v), in[j]);
+            CHECK(!in[j] || v == j + 1);
+        }
+        CHECK(validate(m) != SIZE_MAX);
+    }
+    free(in);
+    free(keys);
+    ark_idmap_destroy(m);
+}
+
 TEST(remove_and_count) {
     ark_idmap *m;
     CHECK_OK(ark_idmap_create(&m, NULL));

@@ -14,7 +14,13 @@ TEST(swar_suite) {
     CHECK(ark__idmap_match(
               ark__idmap_load(
                   (const uint8_t *)"\1\0\1\0\0\0\0\0\0\0\0\0\0\0\0\1"),
-              1) == 0x8005);
+              0x01010101u) == 0x8005);
+    CHECK(ark__idmap_match(
+              ark__idmap_load(
+                  (const uint8_t *)"\1\0\1\0\0\0\0\0\0\0\0\0\0\0\0\1"),
+              0) == 0x7ffa);
+    test_tag_words();
+    test_take_past_home();
     test_create_destroy();
     test_put_get_overwrite();
     test_get_ptr();

@@ -919,10 +919,7 @@ class idmap {
      * value is left alone), ARK_ENOMEM. */
     status insert(uint64_t key, uint64_t value) noexcept {
         assert(m_ != nullptr);
-        if (ark_idmap_get(m_, key, nullptr)) {
-            return last_ = ARK_EEXIST;
-        }
-        return last_ = ark_idmap_put(m_, key, value);
+        return last_ = ark_idmap_insert(m_, key, value);
     }
     /* Insert or overwrite: ARK_OK, ARK_ENOMEM. */
     status insert_or_assign(uint64_t key, uint64_t value) noexcept {
@@ -960,15 +957,13 @@ class idmap {
     /* Remove key and store its value in *old; return true if present. */
     bool take(uint64_t key, uint64_t *old) noexcept {
         assert(m_ != nullptr);
-        uint64_t v;
-        if (!ark_idmap_get(m_, key, &v)) {
-            return false;
-        }
-        ark_idmap_remove(m_, key);
-        if (old != nullptr) {
-            *old = v;
-        }
-        return true;
+        return ark_idmap_take(m_, key, old);
+    }
+    /* Fix the hash seed of an empty map (ark_idmap_set_seed): the same
+     * seed and the same calls give the same iteration order. */
+    void set_seed(uint64_t seed) noexcept {
+        assert(m_ != nullptr);
+        ark_idmap_set_seed(m_, seed);
     }
     status reserve(size_t n) noexcept {
         assert(m_ != nullptr);

@@ -103,6 +103,14 @@ typedef struct ark__idmap_stats {
     size_t longer;
 } ark__idmap_stats;
 
+/* Private: 16-byte alignment, which the control words have (lookups load
+ * them with aligned loads). */
+#ifdef __cplusplus
+#define ARK__IDMAP_ALIGN16 alignas(16)
+#else
+#define ARK__IDMAP_ALIGN16 _Alignas(16)
+#endif
+
 /* A map. The fields are private; they are declared here only so that the
  * inline functions below can read them. */
 typedef struct ark_idmap {
@@ -120,7 +128,7 @@ typedef struct ark_idmap {
     bool seed_fixed;        /* set by ark_idmap_set_seed */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
-    uint8_t spare_ctrl[16]; /* all empty, no overflow */
+    ARK__IDMAP_ALIGN16 uint8_t spare_ctrl[16]; /* all empty, no overflow */
 } ark_idmap;
 
 /*
@@ -177,18 +185,7 @@ ARK_API ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value);
  */
 ARK_API ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value);
 
-/*
- * Remove key. Returns true if it was present.
- * Complexity: O(1): one control byte is cleared, nothing moves.
- */
-ARK_API bool ark_idmap_remove(ark_idmap *m, uint64_t key);
-
-/*
- * Remove key and store its value in *old (if old is not NULL). Returns
- * true if key was present; otherwise returns false and leaves *old alone.
- * Complexity: O(1), as remove.
- */
-ARK_API bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old);
+/* ark_idmap_remove and ark_idmap_take are inline, below ark_idmap_get. */
 
 /* Return the number of entries. */
 ARK_API size_t ark_idmap_count(const ark_idmap *m);
@@ -228,17 +225,42 @@ ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
 }
 #endif
 
+/* Private: entry t is the control byte of a full slot whose hash has top
+ * byte t (t itself, or 1 for 0, which marks an empty slot), repeated in all
+ * four bytes: one load gives a lookup the word it compares a group with,
+ * where computing and spreading the byte took seven instructions (see
+ * docs/idmap.md, "Where the time goes"). */
+ARK_API extern const uint32_t ark__idmap_tagword[256];
+
+/* Private: the tag word (four copies of the control byte) of hash h. */
+ARK_ALWAYS_INLINE ARK_INLINE uint32_t ark__idmap_tagw(uint64_t h) {
+    return ark__idmap_tagword[h >> 56];
+}
+
 /* Private: the control byte of a full slot whose key hashed to h (never 0,
  * which marks an empty slot). */
 ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_tag(uint64_t h) {
-    uint8_t t = (uint8_t)(h >> 56);
-    return (uint8_t)(t | (t == 0));
+    return (uint8_t)ark__idmap_tagw(h);
 }
 
-/* Private: the overflow bit of h in byte 15 of a group. */
-ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_ofw(uint64_t h) {
-    return (uint8_t)(1u << ((h >> 53) & 7));
+/* Private: which of the eight overflow bits of byte 15 of a group is h's. */
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__idmap_ofw_bit(uint64_t h) {
+    return (unsigned)(h >> 53) & 7;
 }
+
+/* Private: the overflow bit of h in byte 15 of a group, as a mask. */
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_ofw(uint64_t h) {
+    return (uint8_t)(1u << ark__idmap_ofw_bit(h));
+}
+
+/* Private: a hint to start loading the cache line at p. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK__IDMAP_PREFETCH(p) __builtin_prefetch(p)
+#elif defined(ARK__IDMAP_SSE2)
+#define ARK__IDMAP_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#else
+#define ARK__IDMAP_PREFETCH(p) ((void)(p))
+#endif
 
 /* Private: a mask over the 16 bytes of a control word, bit b for byte b. */
 typedef unsigned ark__idmap_mask;
@@ -246,18 +268,20 @@ typedef unsigned ark__idmap_mask;
 /* GNU vector types and the SSE2 builtin: <emmintrin.h>'s static inline
  * wrappers may not be called from C11 extern-inline functions. */
 typedef char ark__idmap_group __attribute__((vector_size(16)));
+typedef char ark__idmap_group_alias __attribute__((vector_size(16), may_alias));
+/* Private: the control word at p, which is 16-byte aligned (an aligned
+ * load folds into the compare that uses it). */
 ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_group
 ark__idmap_load(const uint8_t *p) {
-    ark__idmap_group g;
-    memcpy(&g, p, 16);
-    return g;
+    return *(const ark__idmap_group_alias *)(const void *)p;
 }
-/* Private: bytes equal to c. */
+typedef unsigned ark__idmap_words __attribute__((vector_size(16)));
+/* Private: the bytes equal to the byte repeated in w (a tag word, or 0). */
 ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
-ark__idmap_match(ark__idmap_group g, uint8_t c) {
-    ark__idmap_group t = {0};
-    t += (char)c;
-    return (unsigned)__builtin_ia32_pmovmskb128((ark__idmap_group)(g == t));
+ark__idmap_match(ark__idmap_group g, uint32_t w) {
+    ark__idmap_words t = {w, w, w, w};
+    return (unsigned)__builtin_ia32_pmovmskb128(
+        (ark__idmap_group)(g == (ark__idmap_group)t));
 }
 #elif defined(ARK__IDMAP_SSE2)
 typedef __m128i ark__idmap_group;
@@ -266,9 +290,9 @@ ark__idmap_load(const uint8_t *p) {
     return _mm_loadu_si128((const __m128i *)(const void *)p);
 }
 ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
-ark__idmap_match(ark__idmap_group g, uint8_t c) {
+ark__idmap_match(ark__idmap_group g, uint32_t w) {
     return (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(g, _mm_set1_epi8((char)c)));
+        _mm_cmpeq_epi8(g, _mm_set1_epi32((int)w)));
 }
 #else
 /* Portable: two little-endian words; exact zero-byte tests, then the top
@@ -292,9 +316,20 @@ ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask ark__idmap_zero8(uint64_t x) {
     return (ark__idmap_mask)(((z >> 7) * 0x0102040810204080ull) >> 56);
 }
 ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
-ark__idmap_match(ark__idmap_group g, uint8_t c) {
-    uint64_t p = 0x0101010101010101ull * c;
+ark__idmap_match(ark__idmap_group g, uint32_t w) {
+    uint64_t p = 0x0000000100000001ull * w;
     return ark__idmap_zero8(g.w[0] ^ p) | ark__idmap_zero8(g.w[1] ^ p) << 8;
+}
+#endif
+
+/* Private: the lowest set bit of a nonzero group mask. */
+#if defined(__GNUC__) || defined(__clang__)
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__idmap_first(ark__idmap_mask m) {
+    return (unsigned)__builtin_ctz(m); /* 32 bits: no widening after it */
+}
+#else
+ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__idmap_first(ark__idmap_mask m) {
+    return ark__ctz64(m);
 }
 #endif
 
@@ -304,32 +339,68 @@ ark__idmap_full(const uint8_t *ctrl) {
     return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
-/* Private: the slot of key (whose hash is h), or NULL; when found, *ctl is
- * its control byte. The probe stops at the first group whose overflow bit
- * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
- * is ever stored. */
+/* Private: the slot of key in group g (tag word tag), or NULL; when
+ * found, *ctl is its control byte. */
 ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
-ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
-    uint8_t tag = ark__idmap_tag(h);
-    size_t g = (size_t)h & m->gmask;
-    for (size_t step = 1;; step++) {
-        uint8_t *c = m->ctrl + g * 16;
-        ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
-        ark__idmap_mask hit =
-            ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
-        while (hit != 0) {
-            unsigned i = ark__ctz64(hit);
+ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
+                    uint8_t **ctl) {
+    uint8_t *c = m->ctrl + g * 16;
+    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
+    ark__idmap_mask hit =
+        ark__idmap_match(ark__idmap_load(c), tag) & ARK__IDMAP_SLOT_BITS;
+    if (hit != 0) {
+        /* The slot's address waits for the control word; its first line
+         * does not, so a hit's two cache (and TLB) misses overlap instead
+         * of following each other. */
+        ARK__IDMAP_PREFETCH(s);
+        do {
+            unsigned i = ark__idmap_first(hit);
             if (s[i].key == key) {
                 *ctl = c + i;
                 return &s[i];
             }
             hit &= hit - 1;
-        }
-        if ((c[15] & ark__idmap_ofw(h)) == 0 || step >= ARK_IDMAP_MAX_PROBE) {
-            return NULL;
-        }
-        g = (g + step) & m->gmask;
+        } while (hit != 0);
     }
+    return NULL;
+}
+
+/* Private: the slot of key (whose hash is h) from the second group of its
+ * probe sequence on, or NULL (out of line: random keys need it about once
+ * in a thousand lookups). It only reads memory, which a caller's compiler
+ * is told, so that a loop around a lookup keeps the map's fields in
+ * registers. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((pure))
+#endif
+ARK_API ark_idmap_slot *
+ark__idmap_find_on(const ark_idmap *m, uint64_t key, uint64_t h);
+
+/* Private: the control byte of slot s. */
+ARK_ALWAYS_INLINE ARK_INLINE uint8_t *
+ark__idmap_ctl_of(const ark_idmap *m, const ark_idmap_slot *s) {
+    size_t i = (size_t)(s - m->slots);
+    return m->ctrl + i / ARK__IDMAP_SLOTS * 16 + i % ARK__IDMAP_SLOTS;
+}
+
+/* Private: the slot of key (whose hash is h), or NULL; when found, *ctl is
+ * its control byte. The probe stops at the first group whose overflow bit
+ * for h is clear, or after ARK_IDMAP_MAX_PROBE groups, beyond which no key
+ * is ever stored. Only the home group is probed inline: the loop's counter
+ * and bound would cost every lookup registers and instructions. */
+ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
+ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
+    size_t g = (size_t)h & m->gmask;
+    ark_idmap_slot *s = ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), ctl);
+    if (s != NULL ||
+        ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) == 0) {
+        return s;
+    }
+    s = ark__idmap_find_on(m, key, h);
+    if (s != NULL) {
+        *ctl = ark__idmap_ctl_of(m, s);
+    }
+    return s;
 }
 
 /* Private: the slot of key, or NULL. */
@@ -366,6 +437,39 @@ ARK_INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
 ARK_INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
     ark_idmap_slot *s = ark__idmap_find(m, key);
     return s == NULL ? NULL : &s->value;
+}
+
+/*
+ * Remove key and store its value in *old (if old is not NULL). Returns
+ * true if key was present; otherwise returns false and leaves *old alone.
+ * Complexity: O(1), as get: one control byte is cleared, nothing moves.
+ */
+ARK_INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
+    uint8_t *ctl;
+    const ark_idmap_slot *s =
+        ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
+    if (s == NULL) {
+        return false;
+    }
+    if (old != NULL) {
+        *old = s->value;
+    }
+    /* The freed slot may have sent a later key past this group: its
+     * overflow bit stays, and costs one unit of max_load (idmap.c rebuilds
+     * the bits when max_load runs out). The group's overflow byte is its
+     * 16th control byte. */
+    m->max_load -= m->ctrl[(size_t)(ctl - m->ctrl) | 15] != 0;
+    *ctl = 0;
+    m->count--;
+    return true;
+}
+
+/*
+ * Remove key. Returns true if it was present.
+ * Complexity: O(1), as take.
+ */
+ARK_INLINE bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
+    return ark_idmap_take(m, key, NULL);
 }
 
 /*

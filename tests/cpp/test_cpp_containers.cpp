@@ -245,6 +245,32 @@ TEST(idmap_every_function) {
     CHECK_EQ(n, 0);
 }
 
+/* set_seed makes iteration order a function of the calls; take with a
+ * null old still removes. */
+TEST(idmap_set_seed_and_take) {
+    ark::idmap a, b;
+    a.set_seed(12345);
+    b.set_seed(12345);
+    for (uint64_t k = 1; k <= 3000; k++) {
+        CHECK_STATUS(a.insert(k * 0x9e3779b97f4a7c15ull, k), ARK_OK);
+        CHECK_STATUS(b.insert(k * 0x9e3779b97f4a7c15ull, k), ARK_OK);
+    }
+    auto ia = a.begin();
+    auto ib = b.begin();
+    size_t n = 0;
+    for (; ia != a.end(); ++ia, ++ib, n++) {
+        CHECK(ib != b.end());
+        CHECK_EQ((*ia).first, (*ib).first);
+    }
+    CHECK_EQ(n, 3000);
+    CHECK(a.take(0x9e3779b97f4a7c15ull, nullptr));
+    CHECK(!a.contains(0x9e3779b97f4a7c15ull));
+    CHECK_EQ(a.size(), 2999);
+    uint64_t old = 7;
+    CHECK(!a.take(0x9e3779b97f4a7c15ull, &old));
+    CHECK_EQ(old, 7); /* untouched on a miss */
+}
+
 TEST(idmap_allocation_failure) {
     test_allocator ta;
     test_allocator_init(&ta);
