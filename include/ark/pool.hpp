@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ark/pool.hpp - C++: pool<T>: typed elements of any type, constructed in
+ * place and destroyed once.
+ * See ark/ark.hpp for the overview and docs/cpp.md for the guide.
+ */
+#ifndef ARK_POOL_HPP
+#define ARK_POOL_HPP
+
+#include "ark/handle.hpp"
+
+namespace ark {
+
+/* ---- pool<T> ------------------------------------------------------------ */
+
+/*
+ * What a pool is created with: ark_pool_config minus what the type fixes
+ * (elem_size = sizeof(T), elem_align = alignof(T), on_remove = ~T). Zero
+ * fields take the C defaults, so `ark::pool_options{}` is complete and
+ * `ark::pool_options o; o.index_bits = 20; o.gen_bits = 12;` gives 32-bit
+ * handles.
+ */
+struct pool_options {
+    unsigned index_bits = 0;
+    unsigned gen_bits = 0;
+    unsigned tag_bits = 0;
+    uint64_t tag = 0;
+    size_t max_elements = 0;
+    uint64_t seal_key = 0;
+    const ark_allocator *allocator = nullptr; /* must outlive the pool */
+};
+
+namespace detail {
+
+/* The element a throwing constructor left unbuilt while its slot is given
+ * back: the removal hook must not destroy it. Set only around that one
+ * removal, on the thread that makes it (the hook runs on the same
+ * thread). Defined and checked whether or not exceptions are enabled, so
+ * translation units built with and without them agree (one definition). */
+inline thread_local const void *unbuilt_elem = nullptr;
+
+/* N readable zero bytes (ark_pool_insert's source in pool::take_slow). */
+template <size_t N> struct zero_block {
+    static constexpr unsigned char bytes[N] = {};
+};
+
+template <class T> void destroy_elem(void *elem, ark_handle, void *) {
+    if (elem != unbuilt_elem) {
+        static_cast<T *>(elem)->~T();
+    }
+}
+
+} // namespace detail
+
+/*
+ * A pool of T: stable addresses, O(1) insert / get / remove through
+ * handle<T>, iteration over live elements in slot order (see pool.h).
+ *
+ * T may be any object type of at most ARK_POOL_MAX_ELEM_SIZE bytes and
+ * alignment ARK_POOL_MAX_ELEM_ALIGN. Its constructor runs in the slot
+ * (elements are never copied or moved by the pool: addresses are stable)
+ * and its destructor runs exactly once, from the pool's removal hook, when
+ * the element is removed (remove), swept (flush after remove_later),
+ * cleared (clear) or the pool is destroyed. A destructor may call remove,
+ * remove_later, insert and get on the same pool (see pool.h, "Removal
+ * hooks"). With exceptions enabled, a constructor that throws releases its
+ * slot (without running ~T) and the exception propagates; the pool itself
+ * never throws.
+ *
+ * Move-only: moving transfers the C pool; the moved-from pool is empty
+ * (ok() false) and may only be destroyed or assigned to.
+ */
+template <class T> class pool {
+    static_assert(std::is_object_v<T> && !std::is_array_v<T> &&
+                      !std::is_const_v<T> && !std::is_volatile_v<T>,
+                  "ark::pool<T>: T must be a non-const, non-array object type");
+    static_assert(sizeof(T) <= ARK_POOL_MAX_ELEM_SIZE,
+                  "ark::pool<T>: T is larger than ARK_POOL_MAX_ELEM_SIZE");
+    static_assert(
+        alignof(T) <= ARK_POOL_MAX_ELEM_ALIGN,
+        "ark::pool<T>: T is aligned more than ARK_POOL_MAX_ELEM_ALIGN");
+
+  public:
+    using value_type = T;
+    using handle_type = handle<T>;
+
+    /* Create a pool with default options. Check ok(). */
+    pool() noexcept : pool(pool_options{}) {}
+
+    /* Create a pool. On failure ok() is false and last_status() says why
+     * (ARK_EINVAL for bad options, ARK_ENOMEM). */
+    explicit pool(const pool_options &o) noexcept {
+        ark_pool_config cfg{};
+        cfg.elem_size = sizeof(T);
+        cfg.elem_align = alignof(T);
+        cfg.index_bits = o.index_bits;
+        cfg.gen_bits = o.gen_bits;
+        cfg.tag_bits = o.tag_bits;
+        cfg.tag = o.tag;
+        cfg.max_elements = o.max_elements;
+        cfg.seal_key = o.seal_key;
+        cfg.allocator = o.allocator;
+        if constexpr (!std::is_trivially_destructible_v<T>) {
+            cfg.on_remove = &detail::destroy_elem<T>;
+        }
+        last_ = ark_pool_create(&p_, &cfg);
+        if (last_ != ARK_OK) {
+            p_ = nullptr;
+        }
+    }
+
+    pool(const pool &) = delete;
+    pool &operator=(const pool &) = delete;
+
+    pool(pool &&o) noexcept : p_(o.p_), last_(o.last_) { o.p_ = nullptr; }
+
+    pool &operator=(pool &&o) noexcept {
+        if (this != &o) {
+            reset();
+            p_ = o.p_;
+            last_ = o.last_;
+            o.p_ = nullptr;
+        }
+        return *this;
+    }
+
+    /* Destroy every element (their destructors run), then the pool. */
+    ~pool() { reset(); }
+
+    /* Return true if the pool exists (creation succeeded, not moved from). */
+    bool ok() const noexcept { return p_ != nullptr; }
+    explicit operator bool() const noexcept { return ok(); }
+
+    /* Return the status of the last insert, emplace, remove, remove_later
+     * or reserve (or of creation). */
+    status last_status() const noexcept { return last_; }
+
+    /*
+     * Copy v into a new element and return its handle, or the null handle
+     * (last_status() ARK_ENOMEM or ARK_EFULL; the pool is unchanged).
+     */
+    handle_type
+    insert(const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) {
+        if constexpr (std::is_trivially_copyable_v<T>) {
+            assert(p_ != nullptr);
+            ark_handle h = ARK_NULL_HANDLE;
+            last_ = ark_pool_insert(p_, &v, &h);
+            return handle_type(h);
+        } else {
+            return emplace(v);
+        }
+    }
+
+    /* Move v into a new element; as insert(const T &). */
+    template <class U = T,
+              class = std::enable_if_t<!std::is_trivially_copyable_v<U>>>
+    handle_type
+    insert(T &&v) noexcept(std::is_nothrow_move_constructible_v<T>) {
+        return emplace(std::move(v));
+    }
+
+    /*
+     * Construct a new element in place from args and return its handle,
+     * or the null handle (last_status() ARK_ENOMEM or ARK_EFULL).
+     */
+    template <class... Args>
+    handle_type emplace(Args &&...args) noexcept(
+        std::is_nothrow_constructible_v<T, Args...>) {
+        assert(p_ != nullptr);
+        ark_handle h = ARK_NULL_HANDLE;
+        void *m = ark_pool_alloc(p_, &h);
+        if (m == nullptr) {
+            m = take_slow(&h);
+            if (m == nullptr) {
+                return handle_type();
+            }
+        }
+        last_ = ARK_OK;
+        if constexpr (!std::is_nothrow_constructible_v<T, Args...>) {
+            /* Without exceptions the guard is dead code the compiler
+             * drops; with them it gives the slot back on a throw. */
+            struct unbuild {
+                ark_pool *p;
+                void *m;
+                ark_handle h;
+                ~unbuild() {
+                    if (m != nullptr) {
+                        detail::unbuilt_elem = m;
+                        ark_pool_remove(p, h);
+                        detail::unbuilt_elem = nullptr;
+                    }
+                }
+            } guard{p_, m, h};
+            ::new (m) T(std::forward<Args>(args)...);
+            guard.m = nullptr;
+            return handle_type(h);
+        }
+        ::new (m) T(std::forward<Args>(args)...);
+        return handle_type(h);
+    }
+
+    /* Return the element h names, or nullptr (null, stale, foreign,
+     * forged, marked by remove_later). Inline: one slot read. */
+    T *get(handle_type h) noexcept {
+        assert(p_ != nullptr);
+        return static_cast<T *>(ark_pool_get(p_, h.raw()));
+    }
+    const T *get(handle_type h) const noexcept {
+        assert(p_ != nullptr);
+        return static_cast<const T *>(ark_pool_get(p_, h.raw()));
+    }
+
+    /* Return true if h names a live element. */
+    bool contains(handle_type h) const noexcept { return get(h) != nullptr; }
+
+    /* Return why h is or is not valid (ark_pool_check). */
+    status check(handle_type h) const noexcept {
+        assert(p_ != nullptr);
+        return ark_pool_check(p_, h.raw());
+    }
+
+    /* Remove (and destroy) the element h names. Returns false for a handle
+     * that is not live; last_status() says why. */
+    bool remove(handle_type h) noexcept {
+        assert(p_ != nullptr);
+        last_ = ark_pool_remove(p_, h.raw());
+        return last_ == ARK_OK;
+    }
+
+    /* Mark the element for removal at the next flush: invisible at once,
+     * destroyed by flush. Returns false (last_status() why) on error. */
+    bool remove_later(handle_type h) noexcept {
+        assert(p_ != nullptr);
+        last_ = ark_pool_remove_later(p_, h.raw());
+        return last_ == ARK_OK;
+    }
+
+    /* Destroy and free the elements marked by remove_later; return how
+     * many. */
+    size_t flush() noexcept {
+        assert(p_ != nullptr);
+        return ark_pool_flush(p_);
+    }
+
+    /* Destroy every element, live and marked; storage is kept. */
+    void clear() noexcept {
+        assert(p_ != nullptr);
+        ark_pool_clear(p_, true);
+    }
+
+    /* Make room for n live elements (ARK_EFULL, ARK_ENOMEM). */
+    status reserve(size_t n) noexcept {
+        assert(p_ != nullptr);
+        last_ = ark_pool_reserve(p_, n);
+        return last_;
+    }
+
+    /* Return the number of live elements (marked ones excluded). */
+    size_t size() const noexcept {
+        return p_ != nullptr ? ark_pool_count(p_) : 0;
+    }
+    bool empty() const noexcept { return size() == 0; }
+
+    /* Return the handle of the live element at e, or the null handle. */
+    handle_type handle_of(const T &e) const noexcept {
+        assert(p_ != nullptr);
+        return handle_type(ark_pool_handle_of(p_, &e));
+    }
+
+    /* Return h sealed for the wire (ark_pool_seal). */
+    uint64_t seal(handle_type h) const noexcept {
+        assert(p_ != nullptr);
+        return ark_pool_seal(p_, h.raw());
+    }
+
+    /* Return the handle a sealed value stands for; get rejects it unless
+     * it names a live element. */
+    handle_type unseal(uint64_t wire) const noexcept {
+        assert(p_ != nullptr);
+        return handle_type(ark_pool_unseal(p_, wire));
+    }
+
+    /* The C pool, for calls this wrapper does not cover. */
+    ark_pool *c_pool() const noexcept { return p_; }
+
+    /* ---- iteration -------------------------------------------------- */
+
+    /* End of an iteration (compares equal to an iterator past the last
+     * element). */
+    struct sentinel {};
+
+    /* Forward iteration over live elements in slot order (ark_pool_iter):
+     * removing any element during the walk is allowed, and a removed
+     * element not yet visited is not visited. */
+    template <class Ref> class basic_iterator {
+      public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = T;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = Ref;
+
+        explicit basic_iterator(const ark_pool *p) noexcept
+            : it_(ark_pool_iter_begin(p)) {}
+
+        Ref operator*() const noexcept { return deref(it_); }
+        basic_iterator &operator++() noexcept {
+            ark_pool_iter_next(&it_);
+            return *this;
+        }
+        void operator++(int) noexcept { ark_pool_iter_next(&it_); }
+        /* The handle of the current element. */
+        handle_type handle() const noexcept { return handle_type(it_.handle); }
+
+        friend bool operator==(const basic_iterator &i, sentinel) noexcept {
+            return !ark_pool_iter_valid(&i.it_);
+        }
+        friend bool operator!=(const basic_iterator &i, sentinel) noexcept {
+            return ark_pool_iter_valid(&i.it_);
+        }
+
+      private:
+        static Ref deref(const ark_pool_iter &it) noexcept {
+            if constexpr (std::is_reference_v<Ref>) {
+                return *static_cast<std::remove_reference_t<Ref> *>(it.elem);
+            } else {
+                using E = std::remove_reference_t<typename Ref::second_type>;
+                return Ref(handle_type(it.handle), *static_cast<E *>(it.elem));
+            }
+        }
+        ark_pool_iter it_;
+    };
+
+    using iterator = basic_iterator<T &>;
+    using const_iterator = basic_iterator<const T &>;
+
+    iterator begin() noexcept {
+        assert(p_ != nullptr);
+        return iterator(p_);
+    }
+    const_iterator begin() const noexcept {
+        assert(p_ != nullptr);
+        return const_iterator(p_);
+    }
+    sentinel end() const noexcept { return sentinel{}; }
+
+    /* A range of (handle, T &) pairs: for (auto [h, e] :
+     * pool.each_with_handle()). */
+    template <class Ref> class pair_range {
+      public:
+        explicit pair_range(const ark_pool *p) noexcept : p_(p) {}
+        basic_iterator<Ref> begin() const noexcept {
+            return basic_iterator<Ref>(p_);
+        }
+        sentinel end() const noexcept { return sentinel{}; }
+
+      private:
+        const ark_pool *p_;
+    };
+
+    pair_range<std::pair<handle_type, T &>> each_with_handle() noexcept {
+        assert(p_ != nullptr);
+        return pair_range<std::pair<handle_type, T &>>(p_);
+    }
+    pair_range<std::pair<handle_type, const T &>>
+    each_with_handle() const noexcept {
+        assert(p_ != nullptr);
+        return pair_range<std::pair<handle_type, const T &>>(p_);
+    }
+
+  private:
+    /* ark_pool_alloc failed: learn why (it returns no status) by trying
+     * ark_pool_insert with zero bytes, which fails the same way or, if the
+     * failure was transient, takes a slot we then build in. */
+    void *take_slow(ark_handle *h) noexcept {
+        last_ = ark_pool_insert(p_, detail::zero_block<sizeof(T)>::bytes, h);
+        return last_ == ARK_OK ? ark_pool_get(p_, *h) : nullptr;
+    }
+
+    void reset() noexcept {
+        if (p_ != nullptr) {
+            if constexpr (!std::is_trivially_destructible_v<T>) {
+                ark_pool_clear(p_, true);
+            }
+            ark_pool_destroy(p_);
+            p_ = nullptr;
+        }
+    }
+
+    ark_pool *p_ = nullptr;
+    status last_ = ARK_OK;
+};
+
+} // namespace ark
+
+#endif /* ARK_POOL_HPP */
