@@ -59,6 +59,7 @@
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
 #define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
 #define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
+#define SLAB_MAX 64u       /* nodes per slab, at most (see idset_node.c) */
 /* Per group: the header, the key, and the window bounds. */
 #define HDR_BYTES (sizeof(ark__idset_group) + 3 * sizeof(uint32_t))
 
@@ -75,6 +76,13 @@ typedef struct idset_stats {
 #define STAT_ADD(s, field, n) ((void)(s), (void)(n))
 #endif
 
+/* A block of nodes taken from the allocator at once (idset_node.c). */
+typedef struct idset_slab {
+    char *mem;      /* nodes NODE_BYTES each, NODE_BYTES-aligned */
+    uint32_t nodes; /* nodes in the slab */
+    uint32_t used;  /* of them, not on the freelist */
+} idset_slab;
+
 struct ark_idset {
     ark__idset_view v; /* first member: what the inline functions read */
     size_t cap;        /* headers and keys allocated */
@@ -86,6 +94,9 @@ struct ark_idset {
     void *free_nodes; /* freelist of NODE_BYTES nodes */
     size_t nfree;     /* nodes on the freelist */
     size_t nnodes;    /* nodes allocated (in use + free) */
+    idset_slab *slabs; /* the slabs holding the nodes, by address */
+    size_t nslabs, slabcap;
+    size_t nempty; /* slabs whose nodes are all free */
     size_t ndense;    /* dense groups */
     /* A group was demoted during the current call. A demoted odd group,
      * or an odd group after a demoted even one, may then have to join its

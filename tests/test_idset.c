@@ -1076,3 +1076,106 @@ TEST(front_insert_grows_the_header_arrays) {
     ark_idset_destroy(s);
     free(m.v);
 }
+
+/* ---- node slabs ----------------------------------------------------------- */
+
+/* A large sparse set takes its nodes in multi-node slabs (fewer allocator
+ * calls than nodes); removing ids gives whole slabs back, and at the end
+ * at most FREE_KEEP + SLAB_MAX nodes stay. Against the model throughout. */
+TEST(nodes_come_in_slabs_and_go_back) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, &t.base));
+    model m = {0};
+    uint64_t rng = harness_seed();
+    uint32_t id = 7;
+    for (int i = 0; i < 300 * 256; i++) { /* 300 sparse groups */
+        id += 300 + (uint32_t)harness_below(&rng, 1000);
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK_OK(ark_idset_validate(s));
+    uint32_t biggest = 0;
+    for (size_t i = 0; i < s->nslabs; i++) {
+        biggest = s->slabs[i].nodes > biggest ? s->slabs[i].nodes : biggest;
+    }
+    CHECK(biggest >= 4);
+    CHECK(s->nslabs < s->nnodes);
+    CHECK(t.allocs < s->nnodes);
+    CHECK(check_reads(s, &m, &rng));
+    /* Random removes and inserts: promotions, drops, slab reuse. */
+    for (int op = 0; op < 20000; op++) {
+        uint32_t x = m.v[harness_below(&rng, m.n)];
+        if (op % 3 == 0) {
+            x = (uint32_t)harness_below(&rng, id);
+            CHECK_EQ(ins(s, x), model_insert(&m, x));
+        } else {
+            CHECK_EQ(ark_idset_remove(s, x), model_remove(&m, x));
+        }
+        if (op % 1024 == 0) {
+            CHECK_OK(ark_idset_validate(s));
+        }
+    }
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(check_reads(s, &m, &rng));
+    /* Remove from the back in batches: whole slabs go back. */
+    while (m.n > 0) {
+        size_t k = m.n < 5000 ? m.n : 5000;
+        uint32_t *batch = malloc(k * sizeof(uint32_t));
+        memcpy(batch, m.v + m.n - k, k * sizeof(uint32_t));
+        CHECK_OK(ark_idset_remove_sorted(s, batch, k));
+        model_remove_sorted(&m, batch, k);
+        free(batch);
+        CHECK_OK(ark_idset_validate(s));
+        CHECK_EQ(ark_idset_count(s), m.n);
+    }
+    CHECK(s->nnodes <= FREE_KEEP + SLAB_MAX);
+    CHECK_EQ(t.live_bytes, ark_idset_memory(s));
+    ark_idset_destroy(s);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+    free(m.v);
+}
+
+/* A reservation that adds a slab, grows the slab array and grows the
+ * header arrays: failing any one of the three allocations leaves the set
+ * as it was (memory() included), and nothing leaks. */
+TEST(slab_reservation_rolls_back_on_failure) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, &t.base));
+    CHECK_OK(ins(s, 5));
+    int failures[4] = {0};
+    for (int round = 0; round < 6; round++) {
+        while (s->nslabs < s->slabcap) { /* fill the slab array */
+            CHECK_OK(ark__idset_acquire(s, s->nfree + 1, s->v.ngroups));
+        }
+        for (uint64_t k = 1; k <= 3; k++) {
+            size_t mem = ark_idset_memory(s), nfree = s->nfree;
+            size_t nslabs = s->nslabs, cap = s->cap;
+            test_allocator_fail_at(&t, k);
+            ark_status st = ark__idset_acquire(s, nfree + 1, cap + 1);
+            test_allocator_fail_at(&t, 0);
+            CHECK_EQ(st, ARK_ENOMEM);
+            failures[k]++;
+            CHECK_EQ(ark_idset_memory(s), mem);
+            CHECK_EQ(s->nfree, nfree);
+            CHECK_EQ(s->nslabs, nslabs);
+            CHECK_EQ(s->cap, cap);
+            CHECK_EQ(t.live_bytes, mem);
+            CHECK_OK(ark_idset_validate(s));
+        }
+        CHECK_OK(ark__idset_acquire(s, s->nfree + 1, s->cap + 1));
+        CHECK_OK(ark_idset_validate(s));
+    }
+    CHECK_EQ(failures[3], 6);
+    ark__idset_node_trim(s);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), 1);
+    CHECK_EQ(ark_idset_at(s, 0), 5);
+    ark_idset_destroy(s);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+}
