@@ -414,12 +414,22 @@ static ark_status append(ark_idset *s, uint32_t id) {
         }
         return insert_at(s, last, (unsigned)L, id);
     }
+    /* A new group. After a sparse group, an id more than 257 above the
+     * last one predicts a sparse group (256 such gaps exceed 65535): it
+     * starts sparse instead of starting dense, being rebased and then
+     * promoted a few appends later. */
     size_t g = s->v.ngroups;
-    int half = ark__idset_free_half(s, even_buddy(s, g)) != NULL;
+    uint32_t gap = id - pos_get(G(s, last), LAST_SLOT);
+    int sparse = !G(s, last)->dense && gap > DENSE_SPAN / LAST_SLOT;
+    int half = !sparse && ark__idset_free_half(s, even_buddy(s, g)) != NULL;
     if (ark__idset_acquire(s, !half, g + 1) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    ark__idset_add_group(s, id);
+    if (sparse) {
+        ark__idset_add_sparse_group(s, id);
+    } else {
+        ark__idset_add_group(s, id);
+    }
     s->v.count++;
     return ARK_OK;
 }

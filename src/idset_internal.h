@@ -57,7 +57,7 @@
 #define DENSE_HALF ARK__IDSET_HALF /* a dense window is base +- this */
 #define DENSE_SPAN ARK__IDSET_SPAN /* a dense group's max - min, at most */
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
-#define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
+#define DEMOTE_CREDIT ARK__IDSET_DEMOTE_CREDIT /* touches before demoting */
 #define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
 #define SLAB_MAX 64u       /* nodes per slab, at most (see idset_node.c) */
 /* Per group: the header, the key, and the window bounds. */
@@ -228,6 +228,7 @@ void ark__idset_node_trim(ark_idset *s);
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want);
 void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
+void ark__idset_add_sparse_group(ark_idset *s, uint32_t v);
 void ark__idset_prepend_group(ark_idset *s, uint32_t v);
 void ark__idset_drop_first(ark_idset *s);
 ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v, size_t len);

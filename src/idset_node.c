@@ -340,6 +340,25 @@ void ark__idset_add_group(ark_idset *s, uint32_t v) {
     s->ndense++;
 }
 
+/* Create group k = ngroups as a sparse group holding the single id v (an
+ * append after a wide gap, see append in idset_cascade.c); the caller
+ * reserved a node and the header capacity. Its creation counts as one
+ * touch towards a lazy demotion, so a group whose 256 ids turn out narrow
+ * is demoted by the append that fills it. */
+void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
+    size_t k = s->v.ngroups;
+    grp *h = G(s, k);
+    h->data = ark__idset_node_take(s);
+    h->base = 0;
+    h->head = 0;
+    h->dense = 0;
+    h->credit = 1;
+    ((uint32_t *)h->data)[0] = v;
+    s->v.keys[k] = v;
+    window_sync(s, k);
+    s->v.ngroups++;
+}
+
 /* Move the header, key and window arrays' groups [from, ngroups) to start
  * at group to (one place up or down). */
 static void headers_shift(ark_idset *s, size_t to, size_t from) {

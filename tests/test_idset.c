@@ -1179,3 +1179,62 @@ TEST(slab_reservation_rolls_back_on_failure) {
     CHECK_EQ(t.live_blocks, 0);
     CHECK_EQ(t.bad_frees, 0);
 }
+
+/* ---- appends that start a group ----------------------------------------- */
+
+/* After a sparse group, an append more than 257 above the maximum starts
+ * a sparse group (no rebase, no promotion); the inline append counts the
+ * demotion credit, so a group created sparse whose ids turn out narrow is
+ * demoted by the append that fills it; after a dense group, new groups
+ * start dense. */
+TEST(appends_after_wide_gaps_start_sparse_groups) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    uint32_t id = 100;
+    for (int i = 0; i < 256; i++, id += 1000) {
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[0].dense);
+    id += 5000;
+    CHECK_OK(ins(s, id)); /* group 1 starts sparse */
+    CHECK_OK(model_insert(&m, id));
+    CHECK_EQ(s->v.ngroups, 2);
+    CHECK(!s->v.groups[1].dense);
+    CHECK_EQ(STAT(s, promotions), 0);
+    CHECK_OK(ark_idset_validate(s));
+    for (int i = 1; i < 256; i++) { /* narrow: 255 more touches */
+        CHECK(!s->v.groups[1].dense);
+        CHECK_OK(ins(s, ++id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(s->v.groups[1].dense); /* demoted by the append that filled it */
+    CHECK_OK(ark_idset_validate(s));
+    id += 5000;
+    CHECK_OK(ins(s, id)); /* after a dense group: dense */
+    CHECK_OK(model_insert(&m, id));
+    CHECK(s->v.groups[2].dense);
+    for (int i = 1; i < 256; i++) { /* wide: promoted on the way */
+        id += 700;
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[2].dense);
+    id += 258; /* just above the predicting gap */
+    CHECK_OK(ins(s, id));
+    CHECK_OK(model_insert(&m, id));
+    CHECK(!s->v.groups[3].dense);
+    for (int i = 1; i < 200; i++) { /* wide again: the credit resets */
+        id += 1 + (uint32_t)(i % 2) * 600;
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[3].dense);
+    CHECK(s->v.groups[3].credit < DEMOTE_CREDIT);
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}

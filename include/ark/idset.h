@@ -96,8 +96,10 @@ typedef struct ark_idset ark_idset;
 #define ARK__IDSET_SPAN 65535u
 
 /* Private: a sparse group whose range stays at or below this is counted
- * towards a lazy demotion (see src/idset_group.c). */
+ * towards a lazy demotion (see src/idset_group.c), which happens after
+ * ARK__IDSET_DEMOTE_CREDIT such touches in a row. */
 #define ARK__IDSET_DEMOTE_SPAN 49151u
+#define ARK__IDSET_DEMOTE_CREDIT 256u
 
 /* Private: the view of a set. */
 ARK_ALWAYS_INLINE ARK_INLINE const ark__idset_view *
@@ -142,11 +144,16 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                 return ARK_OK;
             }
         } else {
+            /* The demotion credit counts here too; the general path
+             * takes the append that would demote the group. */
             uint32_t *d = (uint32_t *)g->data;
-            if (id > d[prev] &&
-                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN) {
+            unsigned credit =
+                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN
+                    ? 0u
+                    : g->credit + 1u;
+            if (id > d[prev] && credit < ARK__IDSET_DEMOTE_CREDIT) {
                 d[slot] = id;
-                g->credit = 0;
+                g->credit = (uint16_t)credit;
                 v->count++;
                 return ARK_OK;
             }
