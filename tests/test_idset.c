@@ -1238,3 +1238,37 @@ TEST(appends_after_wide_gaps_start_sparse_groups) {
     ark_idset_destroy(s);
     free(m.v);
 }
+
+/* Cascades over more than PREFETCH_MIN_GROUPS mostly sparse groups, both
+ * ways (the walks that prefetch groups ahead, down to group 1), against
+ * the model; under ASan this also checks the prefetch reads headers only
+ * inside the array. */
+TEST(long_sparse_cascades_both_ways) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    uint64_t rng = harness_seed();
+    uint32_t id = 1;
+    for (int i = 0; i < 1100 * 256; i++) {
+        id += 1000 + (uint32_t)harness_below(&rng, 4000);
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(s->v.ngroups >= 1100);
+    for (int op = 0; op < 400; op++) {
+        /* positions near both ends and in the middle */
+        size_t p = op % 4 == 0 ? harness_below(&rng, 600)
+                   : op % 4 == 1 ? m.n - 1 - harness_below(&rng, 600)
+                                 : harness_below(&rng, m.n);
+        uint32_t x = m.v[p] + 1;
+        if (op % 2 == 0) {
+            CHECK_EQ(ins(s, x), model_insert(&m, x));
+        } else {
+            CHECK_EQ(ark_idset_remove(s, m.v[p]), model_remove(&m, m.v[p]));
+        }
+    }
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}
