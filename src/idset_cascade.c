@@ -115,34 +115,53 @@ incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     return pos_get(&s->v.groups[i - 1], (unsigned)glen(s, i - 1) - 1u);
 }
 
+/* Common steps t, t + 1, ... up to stop of the walk from group from, each
+ * prefetching the group PREFETCH_AHEAD further on when pf is set; stops
+ * early at a step that needs the general one. Returns the next t. */
+static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
+                                                  size_t t, size_t stop,
+                                                  int dir, int down, int pf,
+                                                  uint32_t *x) {
+    grp *gs = s->v.groups;
+    uint32_t *keys = s->v.keys;
+    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
+    for (; t < stop; t++) {
+        size_t i = down ? from - t : from + t;
+        if (pf) {
+            size_t ahead = down ? i - PREFETCH_AHEAD : i + PREFETCH_AHEAD;
+            prefetch_slot(&gs[ahead], pf_delta);
+        }
+        uint32_t in = incoming(s, i, dir, down, *x);
+        if (!step_fast(&gs[i], dir, in, x, &keys[i])) {
+            break;
+        }
+    }
+    return t;
+}
+
 /* The cascade over n full groups from group from, walking up (from, from
  * + 1, ...) or down (from, from - 1, ...), each a step in direction dir
  * (IN: the incoming id enters at the front, the last leaves; OUT: the
  * first leaves, the incoming id enters at the back). Returns the id that
- * left the last group walked. The common steps run in a tight loop, left
+ * left the last group walked. The common steps run in tight loops (one
+ * with prefetches while groups lie PREFETCH_AHEAD on, one without), left
  * for a general step and re-entered while nothing was demoted (a demotion
  * may call for buddy joins, which only the general step makes). */
 static ARK_ALWAYS_INLINE inline uint32_t
 cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
-    grp *gs = s->v.groups;
-    uint32_t *keys = s->v.keys;
     size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
     int pf_walk = !down || (dir == CASCADE_OUT && 2 * s->ndense < s->v.ngroups);
     if (pf_walk && s->v.ngroups >= PREFETCH_MIN_GROUPS && n > PREFETCH_AHEAD) {
         pf_n = n - PREFETCH_AHEAD;
     }
-    unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
     size_t t = 0;
     while (t < n) {
-        for (; t < n && !s->demoted; t++) {
-            size_t i = down ? from - t : from + t;
+        if (!s->demoted) {
             if (t < pf_n) {
-                size_t ahead = down ? i - PREFETCH_AHEAD : i + PREFETCH_AHEAD;
-                prefetch_slot(&gs[ahead], pf_delta);
+                t = fast_steps(s, from, t, pf_n, dir, down, 1, &x);
             }
-            uint32_t in = incoming(s, i, dir, down, x);
-            if (!step_fast(&gs[i], dir, in, &x, &keys[i])) {
-                break;
+            if (t >= pf_n) {
+                t = fast_steps(s, from, t, n, dir, down, 0, &x);
             }
         }
         if (t < n) {
