@@ -58,8 +58,8 @@
 #define DENSE_SPAN ARK__IDSET_SPAN /* a dense group's max - min, at most */
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
 #define DEMOTE_CREDIT ARK__IDSET_DEMOTE_CREDIT /* touches before demoting */
-#define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
-#define SLAB_MAX 64u       /* nodes per slab, at most (see idset_node.c) */
+#define FREE_KEEP 8u /* nodes kept on the freelist between calls */
+#define SLAB_MAX 64u /* nodes per slab, at most (see idset_node.c) */
 /* Per group: the header, the key, and the window bounds. */
 #define HDR_BYTES (sizeof(ark__idset_group) + 3 * sizeof(uint32_t))
 
@@ -91,13 +91,14 @@ struct ark_idset {
      * any group need a form change?" with one vectorised sweep over two
      * contiguous arrays instead of a walk over the headers. */
     uint32_t *win_lo, *win_hi;
-    void *free_nodes; /* freelist of NODE_BYTES nodes */
-    size_t nfree;     /* nodes on the freelist */
-    size_t nnodes;    /* nodes allocated (in use + free) */
+    void *free_nodes;  /* freelist of NODE_BYTES nodes */
+    size_t nfree;      /* nodes on the freelist */
+    size_t nnodes;     /* nodes allocated (in use + free) */
+    size_t ndense;     /* dense groups */
     idset_slab *slabs; /* the slabs holding the nodes, by address */
-    size_t nslabs, slabcap;
-    size_t nempty; /* slabs whose nodes are all free */
-    size_t ndense;    /* dense groups */
+    size_t nslabs;     /* slabs held */
+    size_t slabcap;    /* slabs the array has room for */
+    size_t nempty;     /* slabs whose nodes are all free */
     /* A group was demoted during the current call. A demoted odd group,
      * or an odd group after a demoted even one, may then have to join its
      * even buddy's free half; until this is set no cascade step checks. */

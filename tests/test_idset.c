@@ -1077,7 +1077,7 @@ TEST(front_insert_grows_the_header_arrays) {
     free(m.v);
 }
 
-/* ---- node slabs ----------------------------------------------------------- */
+/* ---- node slabs ------------------------------------------------------- */
 
 /* A large sparse set takes its nodes in multi-node slabs (fewer allocator
  * calls than nodes); removing ids gives whole slabs back, and at the end
@@ -1257,7 +1257,7 @@ TEST(long_sparse_cascades_both_ways) {
     CHECK(s->v.ngroups >= 1100);
     for (int op = 0; op < 400; op++) {
         /* positions near both ends and in the middle */
-        size_t p = op % 4 == 0 ? harness_below(&rng, 600)
+        size_t p = op % 4 == 0   ? harness_below(&rng, 600)
                    : op % 4 == 1 ? m.n - 1 - harness_below(&rng, 600)
                                  : harness_below(&rng, m.n);
         uint32_t x = m.v[p] + 1;
