@@ -6,8 +6,9 @@
  * Allocation and atomicity: an operation first computes how many nodes it
  * can need (a read-only pre-pass), takes them from the allocator onto the
  * freelist and grows the header arrays (acquire), and only then mutates;
- * the mutation itself never allocates. The freelist is trimmed to FREE_KEEP
- * nodes at the end of each call.
+ * the mutation itself never allocates. Nodes come from the allocator in
+ * slabs (see "slabs" below); at the end of each call, slabs whose nodes are
+ * all free go back while FREE_KEEP other free nodes remain.
  *
  * Joining buddies: an odd group joins its even buddy's free half (never
  * the reverse). Cascades process groups in increasing order, so the sharing

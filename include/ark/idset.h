@@ -15,10 +15,11 @@
  * dependent loads. A group is dense when its range (max - min) is below
  * 65536: a 32-bit base in the group header plus 256 int16 deltas (512
  * bytes). Otherwise it is sparse: 256 uint32 (1024 bytes). Storage is a
- * freelist of 1024-byte nodes; a node holds one sparse group or two dense
- * "buddy" groups. Promotion moves a group from dense to sparse as its
- * contents change; demotion moves it back (lazily, see src/idset_group.c:
- * a policy that cannot thrash).
+ * freelist of 1024-byte nodes, taken from the allocator in slabs of up to
+ * 64; a node holds one sparse group or two dense "buddy" groups.
+ * Promotion moves a group from dense to sparse as its contents change;
+ * demotion moves it back (lazily, see src/idset_group.c: a policy that
+ * cannot thrash).
  *
  * Invariants (checked by ark_idset_validate):
  * - ids strictly increase with position; groups 1..n-2 hold 256 ids, the
