@@ -107,7 +107,12 @@ static int ids_ok(const ark_idset *s, size_t k, int *have_prev,
         *have_prev = 1;
         *prev = v;
     }
-    return !h->dense || *prev - first <= DENSE_SPAN;
+    /* A sparse group without demotion credit is wide (the inline append
+     * relies on it). */
+    if (!h->dense) {
+        return h->credit != 0 || *prev - first > DEMOTE_SPAN;
+    }
+    return *prev - first <= DENSE_SPAN;
 }
 
 /* The slabs: sorted and disjoint, their node counts adding up to nnodes

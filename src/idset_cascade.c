@@ -554,8 +554,16 @@ static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
     s->v.count--;
     if (s->v.front == LAST_SLOT) {
         ark__idset_drop_first(s); /* its only id moved to group 1 */
-    } else {
-        s->v.front++;
+        return ARK_OK;
+    }
+    s->v.front++;
+    /* Group 0 gave its last id away. A sparse group without credit must
+     * stay wide (the inline append relies on it): count the touch when
+     * it narrowed (credit 0 -> 1, so it cannot demote here). */
+    grp *g0 = G(s, 0);
+    if (!g0->dense && g0->credit == 0) {
+        uint32_t last0 = pos_get(g0, (unsigned)glen(s, 0) - 1u);
+        ark__idset_credit(s, 0, s->v.keys[0], last0);
     }
     return ARK_OK;
 }

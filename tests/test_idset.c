@@ -1272,3 +1272,39 @@ TEST(long_sparse_cascades_both_ways) {
     ark_idset_destroy(s);
     free(m.v);
 }
+
+/* A sparse group without demotion credit is wide (validate checks it; the
+ * inline append relies on it). A remove running towards the front takes
+ * group 0's last id without a step on group 0; when that narrows group 0,
+ * its credit must count the touch. */
+TEST(front_remove_narrowing_group_zero_counts_credit) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    for (uint32_t i = 0; i < 255; i++) { /* group 0: narrow ids... */
+        CHECK_OK(ins(s, 1000 + i));
+        CHECK_OK(model_insert(&m, 1000 + i));
+    }
+    CHECK_OK(ins(s, 200000)); /* ...and one far away: promoted, wide */
+    CHECK_OK(model_insert(&m, 200000));
+    CHECK(!s->v.groups[0].dense);
+    CHECK_EQ(s->v.groups[0].credit, 0);
+    for (uint32_t i = 0; i < 5 * 256; i++) { /* groups 1..5, sparse */
+        uint32_t id = 300000 + i * 1000;
+        CHECK_OK(ins(s, id)); /* appends on wide groups: credit stays 0 */
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK_EQ(s->v.groups[2].credit, 0);
+    CHECK_OK(ark_idset_validate(s));
+    /* Group 1's first id: the cascade runs towards the front. */
+    CHECK_OK(ark_idset_remove(s, 300000));
+    CHECK_OK(model_remove(&m, 300000));
+    CHECK_EQ(s->v.front, 1);
+    CHECK(!s->v.groups[0].dense);
+    CHECK_EQ(s->v.groups[0].credit, 1); /* now 1000..1254 */
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}

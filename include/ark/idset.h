@@ -25,6 +25,7 @@
  * - ids strictly increase with position; groups 1..n-2 hold 256 ids, the
  *   first and the last 1..256; no empty group exists.
  * - a dense group's values all lie in [base - 32768, base + 32767].
+ * - a sparse group with no demotion credit spans more than 49151.
  * - two buddy groups that are both dense share one node.
  * - a contiguous array holds each group's first id, for a two-level search
  *   (over those keys, then inside one group).
@@ -145,18 +146,29 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                 return ARK_OK;
             }
         } else {
-            /* The demotion credit counts here too; the general path
-             * takes the append that would demote the group. */
+            /* A sparse group without demotion credit spans more than
+             * ARK__IDSET_DEMOTE_SPAN (an invariant) and an append keeps it
+             * so: only the order is checked. Otherwise the credit counts
+             * here; the general path takes the append that would demote
+             * the group. */
             uint32_t *d = (uint32_t *)g->data;
-            unsigned credit =
-                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN
-                    ? 0u
-                    : g->credit + 1u;
-            if (id > d[prev] && credit < ARK__IDSET_DEMOTE_CREDIT) {
+            unsigned credit = g->credit;
+            if (ARK_LIKELY(credit == 0) && id > d[prev]) {
                 d[slot] = id;
-                g->credit = (uint16_t)credit;
                 v->count++;
                 return ARK_OK;
+            }
+            if (credit != 0 && id > d[prev]) {
+                credit =
+                    id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN
+                        ? 0u
+                        : credit + 1u;
+                if (credit < ARK__IDSET_DEMOTE_CREDIT) {
+                    d[slot] = id;
+                    g->credit = (uint16_t)credit;
+                    v->count++;
+                    return ARK_OK;
+                }
             }
         }
     }
