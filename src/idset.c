@@ -53,7 +53,8 @@ void ark_idset_destroy(ark_idset *s) {
 
 size_t ark_idset_memory(const ark_idset *s) {
     assert(s != NULL);
-    return sizeof(*s) + s->cap * HDR_BYTES + s->nnodes * NODE_BYTES;
+    return sizeof(*s) + s->cap * HDR_BYTES + s->nnodes * NODE_BYTES +
+           s->slabcap * sizeof(idset_slab);
 }
 
 /* ---- validate ------------------------------------------------------------ */
@@ -106,7 +107,32 @@ static int ids_ok(const ark_idset *s, size_t k, int *have_prev,
         *have_prev = 1;
         *prev = v;
     }
-    return !h->dense || *prev - first <= DENSE_SPAN;
+    /* A sparse group without demotion credit is wide (the inline append
+     * relies on it). */
+    if (!h->dense) {
+        return h->credit != 0 || *prev - first > DEMOTE_SPAN;
+    }
+    return *prev - first <= DENSE_SPAN;
+}
+
+/* The slabs: sorted and disjoint, their node counts adding up to nnodes
+ * and their in-use counts to used, nempty counting the unused ones. */
+static int slabs_ok(const ark_idset *s, size_t used) {
+    size_t nodes = 0, inuse = 0, empty = 0;
+    for (size_t i = 0; i < s->nslabs; i++) {
+        const idset_slab *sl = &s->slabs[i];
+        uintptr_t a = (uintptr_t)sl->mem;
+        if (a % NODE_BYTES != 0 || sl->nodes == 0 || sl->used > sl->nodes ||
+            (i > 0 && a < (uintptr_t)s->slabs[i - 1].mem +
+                              (uintptr_t)s->slabs[i - 1].nodes * NODE_BYTES)) {
+            return 0;
+        }
+        nodes += sl->nodes;
+        inuse += sl->used;
+        empty += sl->used == 0;
+    }
+    return s->nslabs <= s->slabcap && nodes == s->nnodes && inuse == used &&
+           empty == s->nempty;
 }
 
 ark_status ark_idset_validate(const ark_idset *s) {
@@ -135,5 +161,5 @@ ark_status ark_idset_validate(const ark_idset *s) {
     if (nf != s->nfree || used + s->nfree != s->nnodes || nd != s->ndense) {
         return ARK_ECORRUPT;
     }
-    return ARK_OK;
+    return slabs_ok(s, used) ? ARK_OK : ARK_ECORRUPT;
 }

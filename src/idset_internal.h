@@ -57,8 +57,9 @@
 #define DENSE_HALF ARK__IDSET_HALF /* a dense window is base +- this */
 #define DENSE_SPAN ARK__IDSET_SPAN /* a dense group's max - min, at most */
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
-#define DEMOTE_CREDIT 256u /* touches in a row before a lazy demotion */
-#define FREE_KEEP 8u       /* nodes kept on the freelist between calls */
+#define DEMOTE_CREDIT ARK__IDSET_DEMOTE_CREDIT /* touches before demoting */
+#define FREE_KEEP 8u /* nodes kept on the freelist between calls */
+#define SLAB_MAX 64u /* nodes per slab, at most (see idset_node.c) */
 /* Per group: the header, the key, and the window bounds. */
 #define HDR_BYTES (sizeof(ark__idset_group) + 3 * sizeof(uint32_t))
 
@@ -75,6 +76,13 @@ typedef struct idset_stats {
 #define STAT_ADD(s, field, n) ((void)(s), (void)(n))
 #endif
 
+/* A block of nodes taken from the allocator at once (idset_node.c). */
+typedef struct idset_slab {
+    char *mem;      /* nodes NODE_BYTES each, NODE_BYTES-aligned */
+    uint32_t nodes; /* nodes in the slab */
+    uint32_t used;  /* of them, not on the freelist */
+} idset_slab;
+
 struct ark_idset {
     ark__idset_view v; /* first member: what the inline functions read */
     size_t cap;        /* headers and keys allocated */
@@ -83,10 +91,14 @@ struct ark_idset {
      * any group need a form change?" with one vectorised sweep over two
      * contiguous arrays instead of a walk over the headers. */
     uint32_t *win_lo, *win_hi;
-    void *free_nodes; /* freelist of NODE_BYTES nodes */
-    size_t nfree;     /* nodes on the freelist */
-    size_t nnodes;    /* nodes allocated (in use + free) */
-    size_t ndense;    /* dense groups */
+    void *free_nodes;  /* freelist of NODE_BYTES nodes */
+    size_t nfree;      /* nodes on the freelist */
+    size_t nnodes;     /* nodes allocated (in use + free) */
+    size_t ndense;     /* dense groups */
+    idset_slab *slabs; /* the slabs holding the nodes, by address */
+    size_t nslabs;     /* slabs held */
+    size_t slabcap;    /* slabs the array has room for */
+    size_t nempty;     /* slabs whose nodes are all free */
     /* A group was demoted during the current call. A demoted odd group,
      * or an odd group after a demoted even one, may then have to join its
      * even buddy's free half; until this is set no cascade step checks. */
@@ -217,6 +229,7 @@ void ark__idset_node_trim(ark_idset *s);
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want);
 void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
+void ark__idset_add_sparse_group(ark_idset *s, uint32_t v);
 void ark__idset_prepend_group(ark_idset *s, uint32_t v);
 void ark__idset_drop_first(ark_idset *s);
 ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v, size_t len);

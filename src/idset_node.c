@@ -6,8 +6,9 @@
  * Allocation and atomicity: an operation first computes how many nodes it
  * can need (a read-only pre-pass), takes them from the allocator onto the
  * freelist and grows the header arrays (acquire), and only then mutates;
- * the mutation itself never allocates. The freelist is trimmed to FREE_KEEP
- * nodes at the end of each call.
+ * the mutation itself never allocates. Nodes come from the allocator in
+ * slabs (see "slabs" below); at the end of each call, slabs whose nodes are
+ * all free go back while FREE_KEEP other free nodes remain.
  *
  * Joining buddies: an odd group joins its even buddy's free half (never
  * the reverse). Cascades process groups in increasing order, so the sharing
@@ -58,48 +59,204 @@ void ark__idset_maybe_join(ark_idset *s, size_t k) {
     }
 }
 
+/* ---- slabs ---------------------------------------------------------------
+ *
+ * Nodes come from the allocator in slabs of 1..SLAB_MAX contiguous nodes.
+ * A set with n nodes takes slabs of about n / 64 nodes, so at most about
+ * 1/64 of its nodes sit unused in its newest slab, and a small set still
+ * takes one node at a time. Why: a 1024-aligned 1024-byte block costs a
+ * C library allocator about 2048 bytes of address space (glibc), so nodes
+ * taken one by one spread a set's memory over twice as many pages; a
+ * cascade step or an at() then misses the TLB about twice as often, which
+ * on a virtual machine dominates a sparse set's cascade (measured in
+ * docs/idset.md). A slab goes back to the allocator when all of its nodes
+ * are free and FREE_KEEP other free nodes remain. */
+
+/* The slab holding node n: the last one whose memory starts at or below n
+ * (slabs are sorted by address). */
+static idset_slab *slab_of(const ark_idset *s, const void *n) {
+    const idset_slab *b = s->slabs;
+    size_t cnt = s->nslabs;
+    uintptr_t a = (uintptr_t)n;
+    while (cnt > 1) {
+        size_t half = cnt >> 1;
+        b = (uintptr_t)b[half].mem <= a ? b + half : b;
+        cnt -= half;
+    }
+    return (idset_slab *)b;
+}
+
 void *ark__idset_node_take(ark_idset *s) {
     void *n = s->free_nodes;
     assert(n != NULL);
     memcpy(&s->free_nodes, n, sizeof(void *));
     s->nfree--;
+    idset_slab *sl = slab_of(s, n);
+    s->nempty -= sl->used++ == 0;
     return n;
 }
 
-void ark__idset_node_give(ark_idset *s, void *n) {
+static void node_push(ark_idset *s, void *n) {
     memcpy(n, &s->free_nodes, sizeof(void *));
     s->free_nodes = n;
     s->nfree++;
 }
 
-static void node_free(ark_idset *s) {
-    ark__free(&s->alloc, ark__idset_node_take(s), NODE_BYTES);
-    s->nnodes--;
+void ark__idset_node_give(ark_idset *s, void *n) {
+    node_push(s, n);
+    idset_slab *sl = slab_of(s, n);
+    s->nempty += --sl->used == 0;
 }
 
-/* Allocate nodes onto the freelist until it holds need; on failure free
- * the ones this call added. *added says how many were added. */
-static ark_status node_reserve(ark_idset *s, size_t need, size_t *added) {
-    *added = 0;
-    while (s->nfree < need) {
-        void *n = ark__alloc(&s->alloc, NODE_BYTES, NODE_BYTES);
-        if (n == NULL) {
-            for (; *added > 0; (*added)--) {
-                node_free(s);
-            }
+/* Nodes per new slab for a set holding nnodes: about nnodes / 64, a power
+ * of two in [1, SLAB_MAX]. */
+static size_t slab_size(const ark_idset *s) {
+    size_t n = 1;
+    while (n < SLAB_MAX && n * 64 <= s->nnodes) {
+        n *= 2;
+    }
+    return n;
+}
+
+/* What slab_add changed, for slab_undo: the new slab's memory and, when
+ * the slab array grew, the previous array (freed once the call holds). */
+typedef struct slab_txn {
+    char *mem;
+    idset_slab *old;
+    size_t oldcap;
+    int grew;
+} slab_txn;
+
+/* Allocate a slab of at least want nodes (the slab array may grow) and
+ * put its nodes on the freelist. ARK_ENOMEM leaves everything as it was. */
+static ark_status slab_add(ark_idset *s, size_t want, slab_txn *t) {
+    *t = (slab_txn){NULL, NULL, 0, 0};
+    size_t nodes = slab_size(s);
+    nodes = nodes > want ? nodes : want;
+    size_t bytes;
+    if (nodes > UINT32_MAX || ark__mul_overflows(nodes, NODE_BYTES, &bytes)) {
+        return ARK_ENOMEM;
+    }
+    char *mem = ark__alloc(&s->alloc, bytes, NODE_BYTES);
+    if (mem == NULL) {
+        return ARK_ENOMEM;
+    }
+    if (s->nslabs == s->slabcap) {
+        size_t cap = s->slabcap ? s->slabcap * 2 : 4;
+        idset_slab *a = ark__alloc(&s->alloc, cap * sizeof(idset_slab),
+                                   _Alignof(idset_slab));
+        if (a == NULL) {
+            ark__free(&s->alloc, mem, bytes);
             return ARK_ENOMEM;
         }
-        memset(n, 0, NODE_BYTES);
-        s->nnodes++;
-        ark__idset_node_give(s, n);
-        (*added)++;
+        if (s->nslabs > 0) {
+            memcpy(a, s->slabs, s->nslabs * sizeof(idset_slab));
+        }
+        *t = (slab_txn){NULL, s->slabs, s->slabcap, 1};
+        s->slabs = a;
+        s->slabcap = cap;
     }
+    size_t at = s->nslabs;
+    while (at > 0 && (uintptr_t)s->slabs[at - 1].mem > (uintptr_t)mem) {
+        at--;
+    }
+    memmove(s->slabs + at + 1, s->slabs + at,
+            (s->nslabs - at) * sizeof(idset_slab));
+    s->slabs[at] = (idset_slab){mem, (uint32_t)nodes, 0};
+    s->nslabs++;
+    s->nempty++;
+    s->nnodes += nodes;
+    memset(mem, 0, bytes);
+    for (size_t i = nodes; i-- > 0;) {
+        node_push(s, mem + i * NODE_BYTES);
+    }
+    t->mem = mem;
     return ARK_OK;
 }
 
+/* The call that made t holds: free the slab array it replaced. */
+static void slab_commit(ark_idset *s, const slab_txn *t) {
+    if (t->grew) {
+        ark__free(&s->alloc, t->old, t->oldcap * sizeof(idset_slab));
+    }
+}
+
+/* Undo slab_add: the new slab's nodes are the freelist's first ones
+ * (nothing was taken since), and the slab array goes back to the old one. */
+static void slab_undo(ark_idset *s, const slab_txn *t) {
+    if (t->mem == NULL) {
+        return;
+    }
+    idset_slab *sl = slab_of(s, t->mem);
+    for (uint32_t i = 0; i < sl->nodes; i++) {
+        memcpy(&s->free_nodes, s->free_nodes, sizeof(void *));
+    }
+    s->nfree -= sl->nodes;
+    s->nnodes -= sl->nodes;
+    s->nempty--;
+    ark__free(&s->alloc, t->mem, (size_t)sl->nodes * NODE_BYTES);
+    size_t after = (size_t)(s->slabs + s->nslabs - (sl + 1));
+    memmove(sl, sl + 1, after * sizeof(idset_slab));
+    s->nslabs--;
+    if (t->grew) {
+        ark__free(&s->alloc, s->slabs, s->slabcap * sizeof(idset_slab));
+        s->slabs = t->old;
+        s->slabcap = t->oldcap;
+    }
+}
+
+/* Free the slabs marked (used == UINT32_MAX): their nodes leave the
+ * freelist, the slabs go back to the allocator. */
+static void slabs_release(ark_idset *s) {
+    void *keep = NULL, *tail = NULL;
+    for (void *n = s->free_nodes; n != NULL;) {
+        void *next;
+        memcpy(&next, n, sizeof(void *));
+        if (slab_of(s, n)->used == UINT32_MAX) {
+            s->nfree--;
+        } else if (tail == NULL) {
+            keep = tail = n;
+        } else {
+            memcpy(tail, &n, sizeof(void *));
+            tail = n;
+        }
+        n = next;
+    }
+    if (tail != NULL) {
+        memset(tail, 0, sizeof(void *));
+    }
+    s->free_nodes = keep;
+    size_t w = 0;
+    for (size_t i = 0; i < s->nslabs; i++) {
+        idset_slab *sl = &s->slabs[i];
+        if (sl->used == UINT32_MAX) {
+            ark__free(&s->alloc, sl->mem, (size_t)sl->nodes * NODE_BYTES);
+            s->nnodes -= sl->nodes;
+            s->nempty--;
+        } else {
+            s->slabs[w++] = *sl;
+        }
+    }
+    s->nslabs = w;
+}
+
+/* Give back every slab whose nodes are all free while FREE_KEEP other
+ * free nodes remain. */
 void ark__idset_node_trim(ark_idset *s) {
-    while (s->nfree > FREE_KEEP) {
-        node_free(s);
+    if (s->nempty == 0 || s->nfree <= FREE_KEEP) {
+        return;
+    }
+    size_t left = s->nfree, marked = 0;
+    for (size_t i = 0; i < s->nslabs; i++) {
+        idset_slab *sl = &s->slabs[i];
+        if (sl->used == 0 && left >= FREE_KEEP + (size_t)sl->nodes) {
+            sl->used = UINT32_MAX;
+            left -= sl->nodes;
+            marked++;
+        }
+    }
+    if (marked > 0) {
+        slabs_release(s);
     }
 }
 
@@ -141,16 +298,15 @@ static ark_status headers_grow(ark_idset *s, size_t want) {
 
 /* Reserve nodes, then header capacity for want groups; all or nothing. */
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want) {
-    size_t added;
-    if (node_reserve(s, nodes, &added) != ARK_OK) {
+    slab_txn t = {NULL, NULL, 0, 0};
+    if (s->nfree < nodes && slab_add(s, nodes - s->nfree, &t) != ARK_OK) {
         return ARK_ENOMEM;
     }
     if (headers_grow(s, want) != ARK_OK) {
-        for (; added > 0; added--) {
-            node_free(s);
-        }
+        slab_undo(s, &t);
         return ARK_ENOMEM;
     }
+    slab_commit(s, &t);
     return ARK_OK;
 }
 
@@ -183,6 +339,25 @@ void ark__idset_add_group(ark_idset *s, uint32_t v) {
     window_sync(s, k);
     s->v.ngroups++;
     s->ndense++;
+}
+
+/* Create group k = ngroups as a sparse group holding the single id v (an
+ * append after a wide gap, see append in idset_cascade.c); the caller
+ * reserved a node and the header capacity. Its creation counts as one
+ * touch towards a lazy demotion, so a group whose 256 ids turn out narrow
+ * is demoted by the append that fills it. */
+void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
+    size_t k = s->v.ngroups;
+    grp *h = G(s, k);
+    h->data = ark__idset_node_take(s);
+    h->base = 0;
+    h->head = 0;
+    h->dense = 0;
+    h->credit = 1;
+    ((uint32_t *)h->data)[0] = v;
+    s->v.keys[k] = v;
+    window_sync(s, k);
+    s->v.ngroups++;
 }
 
 /* Move the header, key and window arrays' groups [from, ngroups) to start
@@ -258,9 +433,18 @@ void ark__idset_free_all(ark_idset *s) {
     while (s->v.ngroups > 0) {
         ark__idset_drop_last(s);
     }
-    while (s->nfree > 0) {
-        node_free(s);
+    for (size_t i = 0; i < s->nslabs; i++) {
+        ark__free(&s->alloc, s->slabs[i].mem,
+                  (size_t)s->slabs[i].nodes * NODE_BYTES);
     }
+    ark__free(&s->alloc, s->slabs, s->slabcap * sizeof(idset_slab));
+    s->slabs = NULL;
+    s->nslabs = 0;
+    s->slabcap = 0;
+    s->nempty = 0;
+    s->free_nodes = NULL;
+    s->nfree = 0;
+    s->nnodes = 0;
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = NULL;
     s->v.keys = NULL;

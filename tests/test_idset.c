@@ -1076,3 +1076,235 @@ TEST(front_insert_grows_the_header_arrays) {
     ark_idset_destroy(s);
     free(m.v);
 }
+
+/* ---- node slabs ------------------------------------------------------- */
+
+/* A large sparse set takes its nodes in multi-node slabs (fewer allocator
+ * calls than nodes); removing ids gives whole slabs back, and at the end
+ * at most FREE_KEEP + SLAB_MAX nodes stay. Against the model throughout. */
+TEST(nodes_come_in_slabs_and_go_back) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, &t.base));
+    model m = {0};
+    uint64_t rng = harness_seed();
+    uint32_t id = 7;
+    for (int i = 0; i < 300 * 256; i++) { /* 300 sparse groups */
+        id += 300 + (uint32_t)harness_below(&rng, 1000);
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK_OK(ark_idset_validate(s));
+    uint32_t biggest = 0;
+    for (size_t i = 0; i < s->nslabs; i++) {
+        biggest = s->slabs[i].nodes > biggest ? s->slabs[i].nodes : biggest;
+    }
+    CHECK(biggest >= 4);
+    CHECK(s->nslabs < s->nnodes);
+    CHECK(t.allocs < s->nnodes);
+    CHECK(check_reads(s, &m, &rng));
+    /* Random removes and inserts: promotions, drops, slab reuse. */
+    for (int op = 0; op < 20000; op++) {
+        uint32_t x = m.v[harness_below(&rng, m.n)];
+        if (op % 3 == 0) {
+            x = (uint32_t)harness_below(&rng, id);
+            CHECK_EQ(ins(s, x), model_insert(&m, x));
+        } else {
+            CHECK_EQ(ark_idset_remove(s, x), model_remove(&m, x));
+        }
+        if (op % 1024 == 0) {
+            CHECK_OK(ark_idset_validate(s));
+        }
+    }
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(check_reads(s, &m, &rng));
+    /* Remove from the back in batches: whole slabs go back. */
+    while (m.n > 0) {
+        size_t k = m.n < 5000 ? m.n : 5000;
+        uint32_t *batch = malloc(k * sizeof(uint32_t));
+        memcpy(batch, m.v + m.n - k, k * sizeof(uint32_t));
+        CHECK_OK(ark_idset_remove_sorted(s, batch, k));
+        model_remove_sorted(&m, batch, k);
+        free(batch);
+        CHECK_OK(ark_idset_validate(s));
+        CHECK_EQ(ark_idset_count(s), m.n);
+    }
+    CHECK(s->nnodes <= FREE_KEEP + SLAB_MAX);
+    CHECK_EQ(t.live_bytes, ark_idset_memory(s));
+    ark_idset_destroy(s);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+    free(m.v);
+}
+
+/* A reservation that adds a slab, grows the slab array and grows the
+ * header arrays: failing any one of the three allocations leaves the set
+ * as it was (memory() included), and nothing leaks. */
+TEST(slab_reservation_rolls_back_on_failure) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, &t.base));
+    CHECK_OK(ins(s, 5));
+    int failures[4] = {0};
+    for (int round = 0; round < 6; round++) {
+        while (s->nslabs < s->slabcap) { /* fill the slab array */
+            CHECK_OK(ark__idset_acquire(s, s->nfree + 1, s->v.ngroups));
+        }
+        for (uint64_t k = 1; k <= 3; k++) {
+            size_t mem = ark_idset_memory(s), nfree = s->nfree;
+            size_t nslabs = s->nslabs, cap = s->cap;
+            test_allocator_fail_at(&t, k);
+            ark_status st = ark__idset_acquire(s, nfree + 1, cap + 1);
+            test_allocator_fail_at(&t, 0);
+            CHECK_EQ(st, ARK_ENOMEM);
+            failures[k]++;
+            CHECK_EQ(ark_idset_memory(s), mem);
+            CHECK_EQ(s->nfree, nfree);
+            CHECK_EQ(s->nslabs, nslabs);
+            CHECK_EQ(s->cap, cap);
+            CHECK_EQ(t.live_bytes, mem);
+            CHECK_OK(ark_idset_validate(s));
+        }
+        CHECK_OK(ark__idset_acquire(s, s->nfree + 1, s->cap + 1));
+        CHECK_OK(ark_idset_validate(s));
+    }
+    CHECK_EQ(failures[3], 6);
+    ark__idset_node_trim(s);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), 1);
+    CHECK_EQ(ark_idset_at(s, 0), 5);
+    ark_idset_destroy(s);
+    CHECK_EQ(t.live_blocks, 0);
+    CHECK_EQ(t.bad_frees, 0);
+}
+
+/* ---- appends that start a group ----------------------------------------- */
+
+/* After a sparse group, an append more than 257 above the maximum starts
+ * a sparse group (no rebase, no promotion); the inline append counts the
+ * demotion credit, so a group created sparse whose ids turn out narrow is
+ * demoted by the append that fills it; after a dense group, new groups
+ * start dense. */
+TEST(appends_after_wide_gaps_start_sparse_groups) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    uint32_t id = 100;
+    for (int i = 0; i < 256; i++, id += 1000) {
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[0].dense);
+    id += 5000;
+    CHECK_OK(ins(s, id)); /* group 1 starts sparse */
+    CHECK_OK(model_insert(&m, id));
+    CHECK_EQ(s->v.ngroups, 2);
+    CHECK(!s->v.groups[1].dense);
+    CHECK_EQ(STAT(s, promotions), 0);
+    CHECK_OK(ark_idset_validate(s));
+    for (int i = 1; i < 256; i++) { /* narrow: 255 more touches */
+        CHECK(!s->v.groups[1].dense);
+        CHECK_OK(ins(s, ++id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(s->v.groups[1].dense); /* demoted by the append that filled it */
+    CHECK_OK(ark_idset_validate(s));
+    id += 5000;
+    CHECK_OK(ins(s, id)); /* after a dense group: dense */
+    CHECK_OK(model_insert(&m, id));
+    CHECK(s->v.groups[2].dense);
+    for (int i = 1; i < 256; i++) { /* wide: promoted on the way */
+        id += 700;
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[2].dense);
+    id += 258; /* just above the predicting gap */
+    CHECK_OK(ins(s, id));
+    CHECK_OK(model_insert(&m, id));
+    CHECK(!s->v.groups[3].dense);
+    for (int i = 1; i < 200; i++) { /* wide again: the credit resets */
+        id += 1 + (uint32_t)(i % 2) * 600;
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(!s->v.groups[3].dense);
+    CHECK(s->v.groups[3].credit < DEMOTE_CREDIT);
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}
+
+/* Cascades over more than PREFETCH_MIN_GROUPS mostly sparse groups, both
+ * ways (the walks that prefetch groups ahead, down to group 1), against
+ * the model; under ASan this also checks the prefetch reads headers only
+ * inside the array. */
+TEST(long_sparse_cascades_both_ways) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    uint64_t rng = harness_seed();
+    uint32_t id = 1;
+    for (int i = 0; i < 1100 * 256; i++) {
+        id += 1000 + (uint32_t)harness_below(&rng, 4000);
+        CHECK_OK(ins(s, id));
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK(s->v.ngroups >= 1100);
+    for (int op = 0; op < 400; op++) {
+        /* positions near both ends and in the middle */
+        size_t p = op % 4 == 0   ? harness_below(&rng, 600)
+                   : op % 4 == 1 ? m.n - 1 - harness_below(&rng, 600)
+                                 : harness_below(&rng, m.n);
+        uint32_t x = m.v[p] + 1;
+        if (op % 2 == 0) {
+            CHECK_EQ(ins(s, x), model_insert(&m, x));
+        } else {
+            CHECK_EQ(ark_idset_remove(s, m.v[p]), model_remove(&m, m.v[p]));
+        }
+    }
+    CHECK_OK(ark_idset_validate(s));
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}
+
+/* A sparse group without demotion credit is wide (validate checks it; the
+ * inline append relies on it). A remove running towards the front takes
+ * group 0's last id without a step on group 0; when that narrows group 0,
+ * its credit must count the touch. */
+TEST(front_remove_narrowing_group_zero_counts_credit) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    model m = {0};
+    for (uint32_t i = 0; i < 255; i++) { /* group 0: narrow ids... */
+        CHECK_OK(ins(s, 1000 + i));
+        CHECK_OK(model_insert(&m, 1000 + i));
+    }
+    CHECK_OK(ins(s, 200000)); /* ...and one far away: promoted, wide */
+    CHECK_OK(model_insert(&m, 200000));
+    CHECK(!s->v.groups[0].dense);
+    CHECK_EQ(s->v.groups[0].credit, 0);
+    for (uint32_t i = 0; i < 5 * 256; i++) { /* groups 1..5, sparse */
+        uint32_t id = 300000 + i * 1000;
+        CHECK_OK(ins(s, id)); /* appends on wide groups: credit stays 0 */
+        CHECK_OK(model_insert(&m, id));
+    }
+    CHECK_EQ(s->v.groups[2].credit, 0);
+    CHECK_OK(ark_idset_validate(s));
+    /* Group 1's first id: the cascade runs towards the front. */
+    CHECK_OK(ark_idset_remove(s, 300000));
+    CHECK_OK(model_remove(&m, 300000));
+    CHECK_EQ(s->v.front, 1);
+    CHECK(!s->v.groups[0].dense);
+    CHECK_EQ(s->v.groups[0].credit, 1); /* now 1000..1254 */
+    CHECK_OK(ark_idset_validate(s));
+    uint64_t rng = harness_seed();
+    CHECK(check_reads(s, &m, &rng));
+    ark_idset_destroy(s);
+    free(m.v);
+}

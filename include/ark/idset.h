@@ -15,15 +15,17 @@
  * dependent loads. A group is dense when its range (max - min) is below
  * 65536: a 32-bit base in the group header plus 256 int16 deltas (512
  * bytes). Otherwise it is sparse: 256 uint32 (1024 bytes). Storage is a
- * freelist of 1024-byte nodes; a node holds one sparse group or two dense
- * "buddy" groups. Promotion moves a group from dense to sparse as its
- * contents change; demotion moves it back (lazily, see src/idset_group.c:
- * a policy that cannot thrash).
+ * freelist of 1024-byte nodes, taken from the allocator in slabs of up to
+ * 64; a node holds one sparse group or two dense "buddy" groups.
+ * Promotion moves a group from dense to sparse as its contents change;
+ * demotion moves it back (lazily, see src/idset_group.c: a policy that
+ * cannot thrash).
  *
  * Invariants (checked by ark_idset_validate):
  * - ids strictly increase with position; groups 1..n-2 hold 256 ids, the
  *   first and the last 1..256; no empty group exists.
  * - a dense group's values all lie in [base - 32768, base + 32767].
+ * - a sparse group with no demotion credit spans more than 49151.
  * - two buddy groups that are both dense share one node.
  * - a contiguous array holds each group's first id, for a two-level search
  *   (over those keys, then inside one group).
@@ -96,8 +98,10 @@ typedef struct ark_idset ark_idset;
 #define ARK__IDSET_SPAN 65535u
 
 /* Private: a sparse group whose range stays at or below this is counted
- * towards a lazy demotion (see src/idset_group.c). */
+ * towards a lazy demotion (see src/idset_group.c), which happens after
+ * ARK__IDSET_DEMOTE_CREDIT such touches in a row. */
 #define ARK__IDSET_DEMOTE_SPAN 49151u
+#define ARK__IDSET_DEMOTE_CREDIT 256u
 
 /* Private: the view of a set. */
 ARK_ALWAYS_INLINE ARK_INLINE const ark__idset_view *
@@ -142,13 +146,29 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                 return ARK_OK;
             }
         } else {
+            /* A sparse group without demotion credit spans more than
+             * ARK__IDSET_DEMOTE_SPAN (an invariant) and an append keeps it
+             * so: only the order is checked. Otherwise the credit counts
+             * here; the general path takes the append that would demote
+             * the group. */
             uint32_t *d = (uint32_t *)g->data;
-            if (id > d[prev] &&
-                id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN) {
+            unsigned credit = g->credit;
+            if (ARK_LIKELY(credit == 0) && id > d[prev]) {
                 d[slot] = id;
-                g->credit = 0;
                 v->count++;
                 return ARK_OK;
+            }
+            if (credit != 0 && id > d[prev]) {
+                credit =
+                    id - v->keys[n >> ARK__IDSET_SHIFT] > ARK__IDSET_DEMOTE_SPAN
+                        ? 0u
+                        : credit + 1u;
+                if (credit < ARK__IDSET_DEMOTE_CREDIT) {
+                    d[slot] = id;
+                    g->credit = (uint16_t)credit;
+                    v->count++;
+                    return ARK_OK;
+                }
             }
         }
     }
