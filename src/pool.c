@@ -31,7 +31,7 @@
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
 ARK_INLINE_API extern inline const ark__pool_view *
 ark__pool_view_of(const ark_pool *p);
-ARK_INLINE_API extern inline void ark__pool_iter_advance(ark_pool_iter *it);
+ARK_INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
@@ -395,12 +395,12 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
     }
     pool_link(p, i);
     char *e = slot + p->view.slots.data_off;
-    if (elem != NULL && p->elem_size <= ARK__INLINE_ELEM_MAX) {
-        ark__copy_in(e, elem, p->elem_size);
-    } else if (elem != NULL) {
-        memcpy(e, elem, p->elem_size);
-    } else {
+    if (elem == NULL) {
         memset(e, 0, p->elem_size);
+    } else if (p->elem_size <= ARK__INLINE_ELEM_MAX) {
+        ark__copy_in(e, elem, p->elem_size);
+    } else {
+        memcpy(e, elem, p->elem_size);
     }
     if (out != NULL) {
         *out = pool_handle(p, i, slot);

@@ -342,10 +342,10 @@ typedef struct ark_pool_iter {
 } ark_pool_iter;
 
 /* Private: enter the next bitmap word with a live bit after the current
- * one, or end the walk. The bitmap is read through the pool because
- * inserts may reallocate it; slots never move, and the 64 slots of a word
- * are always contiguous. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
+ * one; false at the end of the walk. The bitmap is read through the pool
+ * because inserts may reallocate it; slots never move, and the 64 slots
+ * of a word are always contiguous. */
+ARK_ALWAYS_INLINE ARK_INLINE bool ark__pool_iter_advance(ark_pool_iter *it) {
     const ark__pool_view *p = it->pool;
     uint64_t words = (p->slots.cap + 63) >> 6;
     uint64_t w = it->word + 1;
@@ -354,12 +354,12 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
     }
     if (w >= words) {
         it->word = words;
-        it->bits = 0;
-        return;
+        return false;
     }
     it->word = w;
     it->bits = p->live[w];
     it->base = ark__slot_at(&p->slots, w << 6);
+    return true;
 }
 
 /* Advance to the next live element. Each step takes the lowest bit left
@@ -370,24 +370,23 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_iter_advance(ark_pool_iter *it) {
 ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
     for (;;) {
         uint64_t bits = it->bits;
-        if (ARK_LIKELY(bits != 0)) {
-            unsigned b = ark__ctz64(bits);
-            it->bits = bits & (bits - 1);
-            char *slot = it->base + (size_t)b * it->stride;
-            uint32_t stamp = *(const uint32_t *)(const void *)slot;
-            if (ARK_LIKELY(stamp != 0)) {
-                it->elem = slot + it->off;
-                it->handle = ark__handle_make(&it->pool->slots.layout,
-                                              (it->word << 6) | b, stamp - 1);
+        if (bits == 0) {
+            if (!ark__pool_iter_advance(it)) {
+                it->elem = NULL;
                 return;
             }
             continue;
         }
-        if (it->word >= ((it->pool->slots.cap + 63) >> 6)) {
-            it->elem = NULL;
+        unsigned b = ark__ctz64(bits);
+        it->bits = bits & (bits - 1);
+        char *slot = it->base + (size_t)b * it->stride;
+        uint32_t stamp = *(const uint32_t *)(const void *)slot;
+        if (ARK_LIKELY(stamp != 0)) {
+            it->elem = slot + it->off;
+            it->handle = ark__handle_make(&it->pool->slots.layout,
+                                          (it->word << 6) | b, stamp - 1);
             return;
         }
-        ark__pool_iter_advance(it);
     }
 }
 
@@ -403,7 +402,6 @@ ark_pool_iter_begin(const ark_pool *p) {
     it.word = UINT64_MAX; /* the walk enters word 0 next */
     it.stride = it.pool->slots.stride;
     it.off = it.pool->slots.data_off;
-    ark__pool_iter_advance(&it);
     ark_pool_iter_next(&it);
     return it;
 }
