@@ -128,12 +128,11 @@ ark_status ark__slots_grow_fresh(ark__slots *s) {
 }
 
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
-    if (!ark__slots_reuses(s)) {
-        ark_status st = ark__slots_prepare(s);
-        if (st != ARK_OK) {
-            return st;
-        }
-    } else if (s->ring_dead != 0) {
+    ark_status st = ark__slots_prepare(s);
+    if (st != ARK_OK) {
+        return st;
+    }
+    if (s->ring_dead != 0 && ark__slots_reuses(s)) {
         ark__slots_skip_dead(s);
     }
     /* A fresh slot has room now, so take_fast fails only to reuse: at the
