@@ -94,3 +94,25 @@ ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
                                                 uint64_t i);
 ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,
                                                   ark_handle h);
+
+void *ark__grow_array(const ark_allocator *a, void *arr, size_t *cap,
+                      size_t used, uint64_t want, size_t esz) {
+    if (want <= *cap) {
+        return arr;
+    }
+    uint64_t ncap;
+    size_t bytes;
+    if (!ark__grow_cap(*cap, want, esz, &ncap, &bytes)) {
+        return NULL;
+    }
+    void *n = ark__alloc(a, bytes, 0);
+    if (n == NULL) {
+        return NULL;
+    }
+    if (used > 0) {
+        memcpy(n, arr, used * esz);
+    }
+    ark__free(a, arr, *cap * esz);
+    *cap = (size_t)ncap;
+    return n;
+}

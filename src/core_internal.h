@@ -161,6 +161,12 @@ static inline bool ark__grow_cap(uint64_t cap, uint64_t want, size_t esz,
     return true;
 }
 
+/* Return arr (*cap elements of esz bytes) grown by ark__grow_cap to hold
+ * want, its first used elements kept, *cap updated; arr itself when it
+ * holds want already; NULL (arr and *cap untouched) on failure. */
+void *ark__grow_array(const ark_allocator *a, void *arr, size_t *cap,
+                      size_t used, uint64_t want, size_t esz);
+
 /* Round n up to a multiple of a (a power of two). */
 static inline size_t ark__round_up(size_t n, size_t a) {
     return (n + a - 1) & ~(a - 1);

@@ -108,42 +108,12 @@ static const ark__slot_ops pool_ops = {
 
 /* ---- storage ----------------------------------------------------------- */
 
-/* Return arr (cap elements of esz bytes) grown to hold want, doubling,
- * first used kept; NULL (arr untouched) on failure. */
-static void *grow_array(const ark_allocator *a, void *arr, size_t *cap,
-                        size_t used, size_t want, size_t esz) {
-    if (want <= *cap) {
-        return arr;
-    }
-    size_t ncap = *cap < 16 ? 16 : *cap;
-    while (ncap < want) {
-        if (ncap > SIZE_MAX / 2) {
-            return NULL;
-        }
-        ncap *= 2;
-    }
-    size_t bytes;
-    if (ark__mul_overflows(ncap, esz, &bytes)) {
-        return NULL;
-    }
-    void *n = ark__alloc(a, bytes, 0);
-    if (n == NULL) {
-        return NULL;
-    }
-    if (used > 0) {
-        memcpy(n, arr, used * esz);
-    }
-    ark__free(a, arr, *cap * esz);
-    *cap = ncap;
-    return n;
-}
-
 /* Cover slots [0, cap) with zeroed live bits. */
 static ark_status grow_live(ark_pool *p, uint64_t cap) {
     size_t old = (size_t)((p->view.slots.cap + 63) >> 6);
     size_t words = (size_t)((cap + 63) >> 6);
-    uint64_t *live = grow_array(&p->s.alloc, p->view.live, &p->live_words, old,
-                                words, sizeof *live);
+    uint64_t *live = ark__grow_array(&p->s.alloc, p->view.live, &p->live_words,
+                                     old, words, sizeof *live);
     if (live == NULL) {
         return ARK_ENOMEM;
     }
@@ -202,15 +172,15 @@ static ark_status grow_flat(ark_pool *p, size_t end) {
  * tables grow first, so a failure changes nothing visible. */
 static ark_status add_page(ark_pool *p) {
     const ark_allocator *a = &p->s.alloc;
-    char **pages = grow_array(a, p->pages, &p->pages_cap, p->npages,
-                              p->npages + 1, sizeof *p->pages);
+    char **pages = ark__grow_array(a, p->pages, &p->pages_cap, p->npages,
+                                   p->npages + 1, sizeof *p->pages);
     if (pages == NULL) {
         return ARK_ENOMEM;
     }
     p->pages = pages;
     p->view.slots.pages = pages;
-    size_t *by_addr = grow_array(a, p->by_addr, &p->addr_cap, p->npages,
-                                 p->npages + 1, sizeof *p->by_addr);
+    size_t *by_addr = ark__grow_array(a, p->by_addr, &p->addr_cap, p->npages,
+                                      p->npages + 1, sizeof *p->by_addr);
     if (by_addr == NULL) {
         return ARK_ENOMEM;
     }

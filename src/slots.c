@@ -173,24 +173,13 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
 /* Append index | gen << 32 to a list, growing it by doubling. */
 static ark_status list_push(ark__slots *s, uint64_t **list, size_t *len,
                             size_t *cap, uint64_t entry) {
-    if (*len == *cap) {
-        size_t ncap = *cap < 16 ? 16 : *cap * 2;
-        size_t bytes;
-        if (ncap < *cap || ark__mul_overflows(ncap, sizeof **list, &bytes)) {
-            return ARK_ENOMEM;
-        }
-        uint64_t *n = ark__alloc(&s->alloc, bytes, 0);
-        if (n == NULL) {
-            return ARK_ENOMEM;
-        }
-        if (*len > 0) {
-            memcpy(n, *list, *len * sizeof *n);
-        }
-        ark__free(&s->alloc, *list, *cap * sizeof *n);
-        *list = n;
-        *cap = ncap;
+    uint64_t *l =
+        ark__grow_array(&s->alloc, *list, cap, *len, *len + 1, sizeof *l);
+    if (l == NULL) {
+        return ARK_ENOMEM;
     }
-    (*list)[(*len)++] = entry;
+    *list = l;
+    l[(*len)++] = entry;
     return ARK_OK;
 }
 
@@ -552,26 +541,14 @@ void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
 
 /* Make skip cover slots [0, want), doubling. */
 static ark_status skip_reserve(ark__slots *s, uint64_t want) {
-    if (want <= s->skip_cap) {
-        return ARK_OK;
-    }
-    uint64_t ncap;
-    size_t bytes;
-    if (!ark__grow_cap(s->skip_cap, want, sizeof *s->skip, &ncap, &bytes)) {
-        return ARK_ENOMEM;
-    }
-    uint32_t *skip = ark__alloc(&s->alloc, bytes, 0);
+    size_t old = s->skip_cap;
+    uint32_t *skip = ark__grow_array(&s->alloc, s->skip, &s->skip_cap, old,
+                                     want, sizeof *skip);
     if (skip == NULL) {
         return ARK_ENOMEM;
     }
-    size_t old = (size_t)s->skip_cap * sizeof *skip;
-    if (old > 0) {
-        memcpy(skip, s->skip, old);
-    }
-    memset((char *)skip + old, 0, bytes - old);
-    ark__free(&s->alloc, s->skip, old);
+    memset(skip + old, 0, (s->skip_cap - old) * sizeof *skip);
     s->skip = skip;
-    s->skip_cap = ncap;
     return ARK_OK;
 }
 

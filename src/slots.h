@@ -104,7 +104,7 @@ typedef struct ark__slots {
     uint64_t seal_keys[ARK__SEAL_ROUNDS];
     /* skip[i]: dead ring entries of slot i, all older than its live one */
     uint32_t *skip;
-    uint64_t skip_cap;
+    size_t skip_cap;
 } ark__slots;
 
 /* What offset 4 of a retired slot holds: no free slot's next generation
