@@ -6,9 +6,9 @@
  * config mismatches, replication in shuffled order, allocation failures.
  *
  * Each scenario is written once, on a container of either kind
- * (cont_adapter.h, and the element helpers below), and registered once per kind
- * (pool_name, table_name). The pool_blocks_* cases read the byte layout of
- * a pool's slots section and are pool only.
+ * (cont_adapter.h and the element helpers below), and registered once per
+ * kind: pool_<name>, table_<name>. The pool_blocks_* cases read the byte
+ * layout of a pool's slots section and are pool only.
  */
 #include "ark/ark.h"
 #include "cont_adapter.h"
@@ -52,7 +52,7 @@ static void fix_checksums(membuf *m, size_t desc_bytes) {
     }
 }
 
-/* ---- the adapter ------------------------------------------------------- */
+/* ---- elements and configs of either kind -------------------------------- */
 
 /* Every element is made from one uint64 value v. A pool's element is an
  * item {v, 7 v}; a table's row has three columns (4, 16 and 8 bytes)
@@ -228,19 +228,19 @@ static size_t desc_bytes(const kind *k, const scfg *cfg) {
  * kind, handle bits, tag, issued, live, nfree and npending. */
 #define RETIRED_AT (8 + 4 + 4 + 8 + 8 + 4 * 8)
 
-/* Retired slots: the pool counts them; a table's count is read from the
- * descriptor of its snapshot (the table keeps no count to ask). */
+/* Retired slots: the pool counts them; a table has no call that tells,
+ * so its count is read from the descriptor of its snapshot. */
 static uint64_t c_retired(const cont *c) {
     if (!c->k->table) {
         return ark__pool_retired(c->p);
     }
     membuf m = {0};
-    uint64_t n = UINT64_MAX;
-    if (save_mem(c, &m) == ARK_OK) {
-        n = 0;
-        for (int k = 7; k >= 0; k--) {
-            n = n << 8 | m.data[RETIRED_AT + k];
-        }
+    uint64_t n = 0;
+    if (save_mem(c, &m) != ARK_OK) {
+        harness_fail(__FILE__, __LINE__, "table save failed");
+    }
+    for (int k = 7; k >= 0 && m.len > RETIRED_AT + 8; k--) {
+        n = n << 8 | m.data[RETIRED_AT + k];
     }
     mem_free(&m);
     return n;
