@@ -9,8 +9,7 @@
  * Every case is registered once per container (name_pool, name_table);
  * the body is shared.
  */
-#include "ark/ark.h"
-#include "harness.h"
+#include "cont_adapter.h"
 #include "pool_internal.h"
 #include "table_internal.h"
 
@@ -28,23 +27,9 @@ typedef struct hcfg {
     void *user;
 } hcfg;
 
-typedef struct kind {
-    const char *name;
-    bool table;
-} kind;
-
-static const kind POOL = {"pool", false};
-static const kind TABLE = {"table", true};
-
-/* A container of either kind. Every element carries a uint64 id: a pool's
- * element is the id; a table's column 0 holds it and column 1 its
- * complement (a row moved wrongly shows). */
-typedef struct cont {
-    const kind *k;
-    ark_pool *p;
-    ark_table *t;
-} cont;
-
+/* Every element carries a uint64 id: a pool's element is the id; a
+ * table's column 0 holds it and column 1 its complement (a row moved
+ * wrongly shows). */
 static const size_t table_cols[2] = {sizeof(uint64_t), 4};
 
 static ark_status c_create(cont *c, const hcfg *h) {
@@ -72,13 +57,6 @@ static ark_status c_create(cont *c, const hcfg *h) {
     return ark_pool_create(&c->p, &cfg);
 }
 
-static void c_destroy(cont *c) {
-    if (c->k->table) {
-        ark_table_destroy(c->t);
-    } else {
-        ark_pool_destroy(c->p);
-    }
-}
 
 static ark_status c_insert(cont *c, uint64_t id, ark_handle *out) {
     if (!c->k->table) {
@@ -127,34 +105,12 @@ static bool c_elem_ok(const cont *c, void *elem, ark_handle h) {
            ark_pool_handle_of(c->p, elem) == h;
 }
 
-static ark_status c_check(const cont *c, ark_handle h) {
-    return c->k->table ? ark_table_check(c->t, h) : ark_pool_check(c->p, h);
-}
-static ark_status c_remove(cont *c, ark_handle h) {
-    return c->k->table ? ark_table_remove(c->t, h) : ark_pool_remove(c->p, h);
-}
-static ark_status c_remove_later(cont *c, ark_handle h) {
-    return c->k->table ? ark_table_remove_later(c->t, h)
-                       : ark_pool_remove_later(c->p, h);
-}
-static size_t c_flush(cont *c) {
-    return c->k->table ? ark_table_flush(c->t) : ark_pool_flush(c->p);
-}
 static void c_clear(cont *c, bool run_hook) {
     if (c->k->table) {
         ark_table_clear(c->t, run_hook);
     } else {
         ark_pool_clear(c->p, run_hook);
     }
-}
-static size_t c_count(const cont *c) {
-    return c->k->table ? ark_table_count(c->t) : ark_pool_count(c->p);
-}
-static ark_status c_reserve(cont *c, size_t n) {
-    return c->k->table ? ark_table_reserve(c->t, n) : ark_pool_reserve(c->p, n);
-}
-static ark_handle c_seal(const cont *c, ark_handle h) {
-    return c->k->table ? ark_table_seal(c->t, h) : ark_pool_seal(c->p, h);
 }
 static ark_handle c_unseal(const cont *c, ark_handle w) {
     return c->k->table ? ark_table_unseal(c->t, w) : ark_pool_unseal(c->p, w);
@@ -165,34 +121,11 @@ static ark_status c_validate(const cont *c) {
 }
 
 static ark_status make(const kind *k, cont *c, const hcfg *cfg) {
-    c->k = k;
-    c->p = NULL;
-    c->t = NULL;
+    c_init(c, k);
     return c_create(c, cfg);
 }
 
-/* Stop the current case when a helper failed. */
-#define BAIL()                                                                 \
-    do {                                                                       \
-        if (harness_failed()) {                                                \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
 
-/* Name each failure's container: the seed is printed by the harness. */
-static void note_kind(const kind *k) {
-    if (harness_failed()) {
-        fprintf(stderr, "  (container: %s)\n", k->name);
-    }
-}
-
-/* Register body as name_pool and name_table. (The TEST lines are spelled
- * out: CMake reads them to make the ctest entries.) */
-#define RUN_ON(body, k)                                                        \
-    do {                                                                       \
-        body(k);                                                               \
-        note_kind(k);                                                          \
-    } while (0)
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
