@@ -57,7 +57,6 @@ static ark_status c_create(cont *c, const hcfg *h) {
     return ark_pool_create(&c->p, &cfg);
 }
 
-
 static ark_status c_insert(cont *c, uint64_t id, ark_handle *out) {
     if (!c->k->table) {
         return ark_pool_insert(c->p, &id, out);
@@ -124,8 +123,6 @@ static ark_status make(const kind *k, cont *c, const hcfg *cfg) {
     c_init(c, k);
     return c_create(c, cfg);
 }
-
-
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
