@@ -292,5 +292,8 @@ IDSET_KERNELS(flat, flat_impl);
 int main(int argc, char **argv) {
     static const idset_entry impls[] = {{&ark_impl, &ark_kernels},
                                         {&flat_impl, &flat_kernels}};
+    if (argc >= 2 && strcmp(argv[1], "--pair") == 0) {
+        return idset_pair_main(impls, argc >= 3 ? atoi(argv[2]) : 11);
+    }
     return idset_bench_main(argc, argv, impls, 2);
 }

@@ -722,4 +722,84 @@ static int idset_bench_main(int argc, char **argv, const idset_entry *impls,
     return 0;
 }
 
+/* ---- paired latency: two implementations side by side ----------------
+ *
+ * `bench_idset --pair [rounds]`: the at() target is a latency ratio of a
+ * few tens of percent, and single B2 runs on a shared machine spread more
+ * than that. For each size of the full mode and D1, D3 (or the cell
+ * ARK_BENCH_IDSET_N / ARK_BENCH_IDSET_DIST select), both sets are built
+ * once; then the B2 kernel (1M dependent at() queries) and the B4 latency
+ * kernel (1M dependent lower_bound queries) run alternately on the first
+ * and the second implementation, rounds times (default 11). It prints each
+ * side's median ns per query and the median of the per-pair ratios
+ * (first / second). */
+
+static double pair_time(const idset_kernels *k, const void *s,
+                        const uint32_t *pos, const uint32_t *keys, size_t q,
+                        size_t n, int lb) {
+    uint64_t t0 = bench_now_ns();
+    bench_keep(lb ? k->lb_lat(s, keys, q) : k->at_lat(s, pos, q, n));
+    return (double)(bench_now_ns() - t0) / (double)q;
+}
+
+static void pair_cell(const idset_entry *e, idset_dist d, size_t n,
+                      int rounds) {
+    uint64_t rng = BENCH_SEED ^ (n * 31 + (size_t)d);
+    uint32_t *ids = gen_ids(d, n, &rng);
+    size_t q = 1000000;
+    uint32_t *pos = malloc(q * sizeof(uint32_t));
+    uint32_t *keys = malloc(q * sizeof(uint32_t));
+    uint32_t lo = ids[0], span = ids[n - 1] - lo;
+    for (size_t i = 0; i < q; i++) {
+        pos[i] = (uint32_t)(bench_rand(&rng) % n);
+        keys[i] = lo + (uint32_t)(bench_rand(&rng) % ((uint64_t)span + 1));
+    }
+    void *s[2] = {build(e[0].im, ids, n), build(e[1].im, ids, n)};
+    double t[2][2][64], ratio[2][64];
+    for (int lb = 0; lb < 2; lb++) {
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < 2; i++) {
+                t[lb][i][r] = pair_time(e[i].k, s[i], pos, keys, q, n, lb);
+            }
+            ratio[lb][r] = t[lb][0][r] / t[lb][1][r];
+        }
+    }
+    for (int lb = 0; lb < 2; lb++) {
+        printf("%s,%s,%zu,%.2f,%.2f,%.3f\n", lb ? "lb_lat" : "at_lat",
+               idset_dist_names[d], n, quantile(t[lb][0], rounds, 0.5),
+               quantile(t[lb][1], rounds, 0.5),
+               quantile(ratio[lb], rounds, 0.5));
+    }
+    fflush(stdout);
+    e[0].im->destroy(s[0]);
+    e[1].im->destroy(s[1]);
+    free(ids);
+    free(pos);
+    free(keys);
+}
+
+static inline int idset_pair_main(const idset_entry *e, int rounds) {
+    static const size_t sizes[] = {1024, 4096, 16384, 65536, 262144, 1048576};
+    const char *only_n = getenv("ARK_BENCH_IDSET_N");
+    const char *only_d = getenv("ARK_BENCH_IDSET_DIST");
+    rounds = rounds < 1 ? 11 : rounds > 64 ? 64 : rounds;
+    printf("# paired latency, %d rounds, seed %#llx: kernel,dist,n,"
+           "%s ns,%s ns,median ratio %s/%s\n",
+           rounds, (unsigned long long)BENCH_SEED, e[0].im->name,
+           e[1].im->name, e[0].im->name, e[1].im->name);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = only_n ? (size_t)strtoull(only_n, NULL, 10) : sizes[si];
+        for (int di = 0; di < 2; di++) {
+            idset_dist d = di ? DIST_D3 : DIST_D1;
+            if (only_d == NULL || strcmp(only_d, idset_dist_names[d]) == 0) {
+                pair_cell(e, d, n, rounds);
+            }
+        }
+        if (only_n) {
+            break;
+        }
+    }
+    return 0;
+}
+
 #endif /* ARK_IDSET_BENCH_H */
