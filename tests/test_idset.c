@@ -954,7 +954,7 @@ static int algebra_oom(int op, const uint32_t *a, size_t na, const uint32_t *b,
         test_allocator_init(&t);
         ark_idset *sa = set_of(a, na, &t.base), *sb = set_of(b, nb, &t.base);
         REQ(sa != NULL && sb != NULL);
-        ark_idset *out = alias == ALIAS_NONE  ? set_of(b, nb / 2, &t.base)
+        ark_idset *out = alias == ALIAS_NONE    ? set_of(b, nb / 2, &t.base)
                          : alias == ALIAS_OUT_B ? sb
                                                 : sa;
         REQ(out != NULL);
