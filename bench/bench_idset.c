@@ -73,13 +73,16 @@ static uint32_t ark_remove_at(void *s, size_t pos) {
 static void ark_remove_sorted(void *s, const uint32_t *ids, size_t n) {
     ark_idset_remove_sorted(((ark_box *)s)->s, ids, n);
 }
-static inline uint32_t ark_at(const void *s, size_t pos) {
+/* The query wrappers are always inlined into the kernels, as a user's loop
+ * calling ark_idset_* directly gets them (the flat side's are small enough
+ * for gcc to inline on its own; ark's lower_bound is not). */
+ALWAYS_INLINE uint32_t ark_at(const void *s, size_t pos) {
     return ark_idset_at(*(ark_idset *const *)s, pos);
 }
-static inline size_t ark_lb(const void *s, uint32_t id) {
+ALWAYS_INLINE size_t ark_lb(const void *s, uint32_t id) {
     return ark_idset_lower_bound(*(ark_idset *const *)s, id);
 }
-static inline size_t ark_find(const void *s, uint32_t id) {
+ALWAYS_INLINE size_t ark_find(const void *s, uint32_t id) {
     return ark_idset_find(*(ark_idset *const *)s, id);
 }
 static size_t ark_count(const void *s) {
@@ -292,5 +295,8 @@ IDSET_KERNELS(flat, flat_impl);
 int main(int argc, char **argv) {
     static const idset_entry impls[] = {{&ark_impl, &ark_kernels},
                                         {&flat_impl, &flat_kernels}};
+    if (argc >= 2 && strcmp(argv[1], "--pair") == 0) {
+        return idset_pair_main(impls, argc >= 3 ? atoi(argv[2]) : 11);
+    }
     return idset_bench_main(argc, argv, impls, 2);
 }

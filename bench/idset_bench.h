@@ -722,4 +722,160 @@ static int idset_bench_main(int argc, char **argv, const idset_entry *impls,
     return 0;
 }
 
+/* ---- paired latency: two implementations side by side ----------------
+ *
+ * `bench_idset --pair [rounds]`: the at() target is a latency ratio of a
+ * few tens of percent, and single B2 runs on a shared machine spread more
+ * than that. For each size of the full mode and D1, D3 (or the cell
+ * ARK_BENCH_IDSET_N / ARK_BENCH_IDSET_DIST select), both sets are built
+ * once; then the B2 kernel (1M dependent at() queries) and the B4 latency
+ * kernel (1M dependent lower_bound queries) run alternately on the first
+ * and the second implementation, rounds times (default 11). It prints each
+ * side's median ns per query and the median of the per-pair ratios
+ * (first / second).
+ *
+ * Then single inserts and removes, each timed on its own: 64 batches of 64
+ * absent ids (inserted, then removed, so the set keeps its size), the
+ * sides taking turns every 16 batches (a turn per batch would leave the
+ * first operations of every batch to run on caches the other side just
+ * filled: 1 in 64, enough to be the p99). It prints each side's mean and
+ * p99 over the 4096 operations and the ratios second / first ("x
+ * faster"). B5/B6 time whole batches, so their p99 is the slowest of 32
+ * batch means, and on a shared machine one preemption (milliseconds)
+ * inside a 64-operation batch of microsecond operations decides it; here
+ * it moves one operation of 4096, which the p99 (the 41st slowest) does
+ * not see. */
+
+static double pair_time(const idset_kernels *k, const void *s,
+                        const uint32_t *pos, const uint32_t *keys, size_t q,
+                        size_t n, int lb) {
+    uint64_t t0 = bench_now_ns();
+    bench_keep(lb ? k->lb_lat(s, keys, q) : k->at_lat(s, pos, q, n));
+    return (double)(bench_now_ns() - t0) / (double)q;
+}
+
+enum { PAIR_BATCHES = 64, PAIR_BATCH = 64, PAIR_TURN = 16 };
+
+/* One batch of PAIR_BATCH inserts, then their removes, each timed. */
+static void pair_batch(const idset_impl *im, void *s, const uint32_t *ids,
+                       double *ins, double *rem) {
+    for (int i = 0; i < PAIR_BATCH; i++) {
+        uint64_t t0 = bench_now_ns();
+        im->insert(s, ids[i]);
+        ins[i] = (double)(bench_now_ns() - t0);
+    }
+    for (int i = 0; i < PAIR_BATCH; i++) {
+        uint64_t t0 = bench_now_ns();
+        im->remove(s, ids[i]);
+        rem[i] = (double)(bench_now_ns() - t0);
+    }
+}
+
+static double mean_of(const double *v, size_t n) {
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i];
+    }
+    return sum / (double)n;
+}
+
+/* Single inserts and removes timed one by one, the sides taking turns. */
+static void pair_mutations(const idset_entry *e, void *const *s, idset_dist d,
+                           const uint32_t *ids, size_t n, uint64_t *rng) {
+    size_t ops = (size_t)PAIR_BATCHES * PAIR_BATCH;
+    uint32_t *absent = malloc(ops * sizeof(uint32_t));
+    double *t = malloc(4 * ops * sizeof(double)); /* [side][ins, rem][op] */
+    for (size_t b = 0; b < PAIR_BATCHES; b++) {
+        for (size_t i = 0; i < PAIR_BATCH; i++) {
+            absent[b * PAIR_BATCH + i] =
+                gen_absent(d, ids, n, absent + b * PAIR_BATCH, i, rng);
+        }
+    }
+    for (size_t turn = 0; turn < PAIR_BATCHES; turn += PAIR_TURN) {
+        for (int k = 0; k < 2; k++) {
+            int i = (int)((turn / PAIR_TURN + (size_t)k) & 1);
+            for (size_t b = turn; b < turn + PAIR_TURN; b++) {
+                size_t o = b * PAIR_BATCH;
+                pair_batch(e[i].im, s[i], absent + o, t + (2 * i) * ops + o,
+                           t + (2 * i + 1) * ops + o);
+            }
+        }
+    }
+    for (int op = 0; op < 2; op++) {
+        double *a = t + op * ops, *f = t + (2 + op) * ops;
+        double ma = mean_of(a, ops), mf = mean_of(f, ops);
+        double pa = quantile(a, ops, 0.99), pf = quantile(f, ops, 0.99);
+        printf("%s,%s,%zu,%.0f,%.0f,%.2f,p99,%.0f,%.0f,%.2f\n",
+               op ? "remove" : "insert", idset_dist_names[d], n, ma, mf,
+               mf / ma, pa, pf, pf / pa);
+    }
+    free(absent);
+    free(t);
+}
+
+static void pair_cell(const idset_entry *e, idset_dist d, size_t n,
+                      int rounds) {
+    uint64_t rng = BENCH_SEED ^ (n * 31 + (size_t)d);
+    uint32_t *ids = gen_ids(d, n, &rng);
+    size_t q = 1000000;
+    uint32_t *pos = malloc(q * sizeof(uint32_t));
+    uint32_t *keys = malloc(q * sizeof(uint32_t));
+    uint32_t lo = ids[0], span = ids[n - 1] - lo;
+    for (size_t i = 0; i < q; i++) {
+        pos[i] = (uint32_t)(bench_rand(&rng) % n);
+        keys[i] = lo + (uint32_t)(bench_rand(&rng) % ((uint64_t)span + 1));
+    }
+    void *s[2] = {build(e[0].im, ids, n), build(e[1].im, ids, n)};
+    double t[2][2][64], ratio[2][64];
+    for (int lb = 0; lb < 2; lb++) {
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < 2; i++) {
+                t[lb][i][r] = pair_time(e[i].k, s[i], pos, keys, q, n, lb);
+            }
+            ratio[lb][r] = t[lb][0][r] / t[lb][1][r];
+        }
+    }
+    for (int lb = 0; lb < 2; lb++) {
+        printf("%s,%s,%zu,%.2f,%.2f,%.3f\n", lb ? "lb_lat" : "at_lat",
+               idset_dist_names[d], n, quantile(t[lb][0], rounds, 0.5),
+               quantile(t[lb][1], rounds, 0.5),
+               quantile(ratio[lb], rounds, 0.5));
+    }
+    pair_mutations(e, s, d, ids, n, &rng);
+    fflush(stdout);
+    e[0].im->destroy(s[0]);
+    e[1].im->destroy(s[1]);
+    free(ids);
+    free(pos);
+    free(keys);
+}
+
+static inline int idset_pair_main(const idset_entry *e, int rounds) {
+    static const size_t sizes[] = {1024, 4096, 16384, 65536, 262144, 1048576};
+    const char *only_n = getenv("ARK_BENCH_IDSET_N");
+    const char *only_d = getenv("ARK_BENCH_IDSET_DIST");
+    rounds = rounds < 1 ? 11 : rounds > 64 ? 64 : rounds;
+    printf("# paired latency, %d rounds, seed %#llx: kernel,dist,n,"
+           "%s ns,%s ns,median ratio %s/%s\n"
+           "# insert|remove,dist,n,%s mean ns,%s mean ns,%s/%s,"
+           "p99,%s p99 ns,%s p99 ns,%s/%s\n",
+           rounds, (unsigned long long)BENCH_SEED, e[0].im->name, e[1].im->name,
+           e[0].im->name, e[1].im->name, e[0].im->name, e[1].im->name,
+           e[1].im->name, e[0].im->name, e[0].im->name, e[1].im->name,
+           e[1].im->name, e[0].im->name);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = only_n ? (size_t)strtoull(only_n, NULL, 10) : sizes[si];
+        for (int di = 0; di < 2; di++) {
+            idset_dist d = di ? DIST_D3 : DIST_D1;
+            if (only_d == NULL || strcmp(only_d, idset_dist_names[d]) == 0) {
+                pair_cell(e, d, n, rounds);
+            }
+        }
+        if (only_n) {
+            break;
+        }
+    }
+    return 0;
+}
+
 #endif /* ARK_IDSET_BENCH_H */

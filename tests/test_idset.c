@@ -941,6 +941,9 @@ TEST(set_algebra_of_empty_sets) {
     ark_idset_destroy(x);
 }
 
+/* How out and the inputs alias in algebra_oom. */
+enum { ALIAS_NONE, ALIAS_OUT_A, ALIAS_OUT_B, ALIAS_ALL };
+
 /* Fail the k-th allocation of each operation for every k: ENOMEM leaves
  * out exactly as it was (ids and memory), and nothing leaks. */
 static int algebra_oom(int op, const uint32_t *a, size_t na, const uint32_t *b,
@@ -951,18 +954,20 @@ static int algebra_oom(int op, const uint32_t *a, size_t na, const uint32_t *b,
         test_allocator_init(&t);
         ark_idset *sa = set_of(a, na, &t.base), *sb = set_of(b, nb, &t.base);
         REQ(sa != NULL && sb != NULL);
-        ark_idset *out = alias ? sa : set_of(b, nb / 2, &t.base);
+        ark_idset *out = alias == ALIAS_NONE    ? set_of(b, nb / 2, &t.base)
+                         : alias == ALIAS_OUT_B ? sb
+                                                : sa;
         REQ(out != NULL);
         size_t n = ark_idset_copy(out, 0, snap, na + nb);
         size_t mem = ark_idset_memory(out);
         test_allocator_fail_at(&t, k);
-        ark_status st = run_op(op, out, sa, sb);
+        ark_status st = run_op(op, out, sa, alias == ALIAS_ALL ? sa : sb);
         if (st == ARK_OK) {
             REQ(t.failures == 0); /* every k below made it fail */
             REQ(k > 1 || op == OP_ANDNOT || na + nb == 0);
             ark_idset_destroy(sa);
             ark_idset_destroy(sb);
-            if (!alias) {
+            if (alias == ALIAS_NONE) {
                 ark_idset_destroy(out);
             }
             REQ(t.live_blocks == 0 && t.bad_frees == 0);
@@ -972,7 +977,7 @@ static int algebra_oom(int op, const uint32_t *a, size_t na, const uint32_t *b,
         REQ(snapshot_equal(out, snap, n, mem));
         ark_idset_destroy(sa);
         ark_idset_destroy(sb);
-        if (!alias) {
+        if (alias == ALIAS_NONE) {
             ark_idset_destroy(out);
         }
         REQ(t.live_blocks == 0 && t.live_bytes == 0 && t.bad_frees == 0);
@@ -989,9 +994,11 @@ TEST(set_algebra_allocation_failure_for_every_k) {
     size_t na = pick(u, 4000, 48, a, &rng);
     size_t nb = pick(u, 4000, 40, b, &rng);
     for (int op = OP_AND; op <= OP_ANDNOT; op++) {
-        CHECK(algebra_oom(op, a, na, b, nb, 0));
-        CHECK(algebra_oom(op, a, na, b, nb, 1));
-        CHECK(algebra_oom(op, a, na / 100, b, nb, 0)); /* galloping */
+        for (int alias = ALIAS_NONE; alias <= ALIAS_ALL; alias++) {
+            CHECK(algebra_oom(op, a, na, b, nb, alias));
+            CHECK(algebra_oom(op, a, na / 100, b, nb, alias)); /* galloping */
+            CHECK(algebra_oom(op, a, na, b, nb / 100, alias));
+        }
     }
     free(u);
     free(a);
