@@ -49,6 +49,8 @@ ARK_INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
 ARK_INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
+ARK_INLINE_API extern inline bool ark__idmap_overflowed(const uint8_t *ctrl,
+                                                        size_t g, uint64_t h);
 ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_match(ark__idmap_group g, uint32_t w);
@@ -96,9 +98,7 @@ ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
         g = (g + step) & m->gmask;
         uint8_t *ctl;
         ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
-        if (s != NULL ||
-            ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) ==
-                0) {
+        if (s != NULL || !ark__idmap_overflowed(m->ctrl, g, h)) {
             return s;
         }
     }
@@ -460,26 +460,60 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
     return add_slow(m, key, value);
 }
 
-ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
-    assert(m != NULL);
-    uint64_t h = ark__idmap_hash(m->seed, key);
+/* put (overwrite) or insert (!overwrite) of key, hash h, when the fast
+ * path cannot finish: the probe sequence goes on past the home group, the
+ * home group is full, or the table must make room first. */
+ARK_NOINLINE static ark_status put_slow(ark_idmap *m, uint64_t key,
+                                        uint64_t value, uint64_t h,
+                                        bool overwrite) {
     uint8_t *ctl;
     ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
+    if (s == NULL) {
+        return add(m, key, h, value);
+    }
+    if (!overwrite) {
+        return ARK_EEXIST;
+    }
+    s->value = value;
+    return ARK_OK;
+}
+
+/* put or insert. The common case (key in its home group, or absent with
+ * room there) makes no call that returns here, so it needs no callee-saved
+ * registers: every other case is a tail call to put_slow. */
+ARK_ALWAYS_INLINE static inline ark_status
+put_or_insert(ark_idmap *m, uint64_t key, uint64_t value, bool overwrite) {
+    uint64_t h = ark__idmap_hash(m->seed, key);
+    size_t g = (size_t)h & m->gmask;
+    uint8_t *ctl;
+    ark_idmap_slot *s =
+        ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), &ctl);
     if (s != NULL) {
+        if (!overwrite) {
+            return ARK_EEXIST;
+        }
         s->value = value;
         return ARK_OK;
     }
-    return add(m, key, h, value);
+    ark__idmap_mask empty = empty_slots(m, g);
+    if (ark__idmap_overflowed(m->ctrl, g, h) || empty == 0 ||
+        m->count >= m->max_load) {
+        return put_slow(m, key, value, h, overwrite);
+    }
+    store(m, g, ark__idmap_first(empty), h, key, value);
+    m->count++;
+    m->stats.inserts++;
+    return ARK_OK;
+}
+
+ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
+    assert(m != NULL);
+    return put_or_insert(m, key, value, true);
 }
 
 ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
     assert(m != NULL);
-    uint64_t h = ark__idmap_hash(m->seed, key);
-    uint8_t *ctl;
-    if (ark__idmap_find_h(m, key, h, &ctl) != NULL) {
-        return ARK_EEXIST;
-    }
-    return add(m, key, h, value);
+    return put_or_insert(m, key, value, false);
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {

@@ -253,6 +253,13 @@ ARK_ALWAYS_INLINE ARK_INLINE uint8_t ark__idmap_ofw(uint64_t h) {
     return (uint8_t)(1u << ark__idmap_ofw_bit(h));
 }
 
+/* Private: whether keys of hash h were ever sent past group g (its
+ * overflow bit for h, in byte 15 of its control word, is set). */
+ARK_ALWAYS_INLINE ARK_INLINE bool ark__idmap_overflowed(const uint8_t *ctrl,
+                                                        size_t g, uint64_t h) {
+    return ((unsigned)ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) != 0;
+}
+
 /* Private: a hint to start loading the cache line at p. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK__IDMAP_PREFETCH(p) __builtin_prefetch(p)
@@ -392,8 +399,7 @@ ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
 ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
     size_t g = (size_t)h & m->gmask;
     ark_idmap_slot *s = ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), ctl);
-    if (s != NULL ||
-        ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) == 0) {
+    if (s != NULL || !ark__idmap_overflowed(m->ctrl, g, h)) {
         return s;
     }
     s = ark__idmap_find_on(m, key, h);
