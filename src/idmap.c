@@ -206,6 +206,57 @@ static uint64_t next_seed(const ark_idmap *m, unsigned tries) {
 
 enum { REHASH_OK, REHASH_NOMEM, REHASH_LONG };
 
+/* The rehash's copy of the empty-slot masks of the last group it stored
+ * into in each half of the new table. Reading a control word right after
+ * storing one of its bytes stalls the read until the store reaches the
+ * cache (a 1-byte store cannot be forwarded to a 16-byte load), and when
+ * the table doubles, consecutive entries of old group og go to new groups
+ * og and og + old groups: without the copy, most entries waited for the
+ * previous one's store. */
+typedef struct fill_cache {
+    size_t g[2]; /* a group, or SIZE_MAX */
+    ark__idmap_mask empty[2];
+} fill_cache;
+
+/* Store key, value (hash h) into the new table n, as place() does. */
+static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
+                                 uint64_t key, uint64_t value) {
+    size_t g = (size_t)h & n->gmask;
+    unsigned half = g > n->gmask / 2;
+    if (fc->g[half] != g) {
+        fc->g[half] = g;
+        fc->empty[half] = empty_slots(n, g);
+    }
+    ark__idmap_mask empty = fc->empty[half];
+    if (empty == 0) {
+        fc->g[0] = fc->g[1] = SIZE_MAX; /* place_far may fill either */
+        return place_far(n, h, key, value);
+    }
+    fc->empty[half] = empty & (empty - 1);
+    store(n, g, ark__idmap_first(empty), h, key, value);
+    return 1;
+}
+
+/* Move every entry of m into the empty table n; false when some key would
+ * lie too far from home or the probe counts call for another seed. */
+static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
+    fill_cache fc = {{SIZE_MAX, SIZE_MAX}, {0, 0}};
+    for (size_t og = 0; og < m->groups; og++) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
+        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
+        while (full != 0) {
+            const ark_idmap_slot *e = s + ark__ctz64(full);
+            unsigned probes = place_new(
+                n, &fc, ark__idmap_hash(n->seed, e->key), e->key, e->value);
+            if (probes == 0 || count_probe(st, probes)) {
+                return false;
+            }
+            full &= full - 1;
+        }
+    }
+    return true;
+}
+
 /* Move every entry into a new table of g groups hashed with seed. On
  * failure the map is untouched. */
 static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
@@ -220,19 +271,9 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     n.seed = seed;
     memset(n.ctrl, 0, g * 16);
     probe_stats st = {0, 0, 0};
-    for (size_t og = 0; og < m->groups; og++) {
-        ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
-        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
-        while (full != 0) {
-            const ark_idmap_slot *e = s + ark__ctz64(full);
-            unsigned probes =
-                place(&n, ark__idmap_hash(seed, e->key), e->key, e->value);
-            if (probes == 0 || count_probe(&st, probes)) {
-                ark__free(&m->alloc, slots, table_bytes(g));
-                return REHASH_LONG;
-            }
-            full &= full - 1;
-        }
+    if (!move_all(m, &n, &st)) {
+        ark__free(&m->alloc, slots, table_bytes(g));
+        return REHASH_LONG;
     }
     free_table(m);
     m->slots = n.slots;
