@@ -60,6 +60,12 @@ ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_empty(const uint8_t *ctrl);
+ARK_INLINE_API extern inline void ark__idmap_store(ark_idmap *m, size_t g,
+                                                   unsigned i, uint64_t h,
+                                                   uint64_t key,
+                                                   uint64_t value);
 ARK_INLINE_API extern inline ark_idmap_slot *
 ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
                     uint8_t **ctl);
@@ -75,6 +81,12 @@ ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
 ARK_API extern inline bool ark_idmap_take(ark_idmap *m, uint64_t key,
                                           uint64_t *old);
 ARK_API extern inline bool ark_idmap_remove(ark_idmap *m, uint64_t key);
+ARK_INLINE_API extern inline ark_status
+ark__idmap_put_at(ark_idmap *m, uint64_t key, uint64_t value, bool overwrite);
+ARK_API extern inline ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
+                                               uint64_t value);
+ARK_API extern inline ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
+                                                  uint64_t value);
 ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
                                                        size_t from);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
@@ -114,30 +126,15 @@ static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
  * overflow: 256 * 2^32 on 64-bit systems, 256 * 2^22 on 32-bit ones). */
 static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
 
-/* Store key, value in slot i of group g and tag it. */
-static inline void store(ark_idmap *m, size_t g, unsigned i, uint64_t h,
-                         uint64_t key, uint64_t value) {
-    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
-    s->key = key;
-    s->value = value;
-    m->ctrl[g * 16 + i] = ark__idmap_tag(h);
-}
-
-/* The empty slots of group g. */
-static inline ark__idmap_mask empty_slots(const ark_idmap *m, size_t g) {
-    return ark__idmap_match(ark__idmap_load(m->ctrl + g * 16), 0) &
-           ARK__IDMAP_SLOT_BITS;
-}
-
 /* place() past a full home group. */
 ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
                                        uint64_t value) {
     uint8_t ofw = ark__idmap_ofw(h);
     size_t g = (size_t)h & m->gmask;
     for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
-        ark__idmap_mask empty = empty_slots(m, g);
+        ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
         if (empty != 0) {
-            store(m, g, ark__ctz64(empty), h, key, value);
+            ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
             return step;
         }
         m->ctrl[g * 16 + 15] |= ofw;
@@ -153,11 +150,11 @@ ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
 static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
                              uint64_t value) {
     size_t g = (size_t)h & m->gmask;
-    ark__idmap_mask empty = empty_slots(m, g);
+    ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
     if (empty == 0) {
         return place_far(m, h, key, value);
     }
-    store(m, g, ark__ctz64(empty), h, key, value);
+    ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
     return 1;
 }
 
@@ -225,7 +222,7 @@ static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
     unsigned half = g > n->gmask / 2;
     if (fc->g[half] != g) {
         fc->g[half] = g;
-        fc->empty[half] = empty_slots(n, g);
+        fc->empty[half] = ark__idmap_empty(n->ctrl + g * 16);
     }
     ark__idmap_mask empty = fc->empty[half];
     if (empty == 0) {
@@ -233,7 +230,7 @@ static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
         return place_far(n, h, key, value);
     }
     fc->empty[half] = empty & (empty - 1);
-    store(n, g, ark__idmap_first(empty), h, key, value);
+    ark__idmap_store(n, g, ark__idmap_first(empty), h, key, value);
     return 1;
 }
 
@@ -501,12 +498,9 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
     return add_slow(m, key, value);
 }
 
-/* put (overwrite) or insert (!overwrite) of key, hash h, when the fast
- * path cannot finish: the probe sequence goes on past the home group, the
- * home group is full, or the table must make room first. */
-ARK_NOINLINE static ark_status put_slow(ark_idmap *m, uint64_t key,
-                                        uint64_t value, uint64_t h,
-                                        bool overwrite) {
+ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
+                             uint64_t h, bool overwrite) {
+    assert(m != NULL);
     uint8_t *ctl;
     ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
     if (s == NULL) {
@@ -517,44 +511,6 @@ ARK_NOINLINE static ark_status put_slow(ark_idmap *m, uint64_t key,
     }
     s->value = value;
     return ARK_OK;
-}
-
-/* put or insert. The common case (key in its home group, or absent with
- * room there) makes no call that returns here, so it needs no callee-saved
- * registers: every other case is a tail call to put_slow. */
-ARK_ALWAYS_INLINE static inline ark_status
-put_or_insert(ark_idmap *m, uint64_t key, uint64_t value, bool overwrite) {
-    uint64_t h = ark__idmap_hash(m->seed, key);
-    size_t g = (size_t)h & m->gmask;
-    uint8_t *ctl;
-    ark_idmap_slot *s =
-        ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), &ctl);
-    if (s != NULL) {
-        if (!overwrite) {
-            return ARK_EEXIST;
-        }
-        s->value = value;
-        return ARK_OK;
-    }
-    ark__idmap_mask empty = empty_slots(m, g);
-    if (ark__idmap_overflowed(m->ctrl, g, h) || empty == 0 ||
-        m->count >= m->max_load) {
-        return put_slow(m, key, value, h, overwrite);
-    }
-    store(m, g, ark__idmap_first(empty), h, key, value);
-    m->count++;
-    m->stats.inserts++;
-    return ARK_OK;
-}
-
-ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
-    assert(m != NULL);
-    return put_or_insert(m, key, value, true);
-}
-
-ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
-    assert(m != NULL);
-    return put_or_insert(m, key, value, false);
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {

@@ -168,24 +168,8 @@ ARK_API void ark_idmap_set_seed(ark_idmap *m, uint64_t seed);
  */
 ARK_API ark_status ark_idmap_reserve(ark_idmap *m, size_t n);
 
-/*
- * Insert key -> value, or overwrite the value if key is present.
- * Errors: ARK_ENOMEM (the table had to grow or be re-seeded and could not
- * allocate, or would exceed ARK_IDMAP_MAX_COUNT; the map is unchanged).
- * Overwriting never allocates and never fails.
- * Complexity: O(1); O(capacity) when it grows or re-seeds.
- */
-ARK_API ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value);
-
-/*
- * Insert key -> value unless key is present; a present key keeps its value.
- * Errors: ARK_EEXIST (key is present; nothing changed), ARK_ENOMEM (as for
- * put; the map is unchanged).
- * Complexity: O(1); O(capacity) when it grows or re-seeds.
- */
-ARK_API ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value);
-
-/* ark_idmap_remove and ark_idmap_take are inline, below ark_idmap_get. */
+/* ark_idmap_put, ark_idmap_insert, ark_idmap_remove and ark_idmap_take are
+ * inline, below ark_idmap_get. */
 
 /* Return the number of entries. */
 ARK_API size_t ark_idmap_count(const ark_idmap *m);
@@ -346,6 +330,23 @@ ark__idmap_full(const uint8_t *ctrl) {
     return ~ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
+/* Private: the empty slots of a group. */
+ARK_ALWAYS_INLINE ARK_INLINE ark__idmap_mask
+ark__idmap_empty(const uint8_t *ctrl) {
+    return ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
+}
+
+/* Private: store key, value (hash h) in slot i of group g and tag it. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__idmap_store(ark_idmap *m, size_t g,
+                                                   unsigned i, uint64_t h,
+                                                   uint64_t key,
+                                                   uint64_t value) {
+    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
+    s->key = key;
+    s->value = value;
+    m->ctrl[g * 16 + i] = ark__idmap_tag(h);
+}
+
 /* Private: the slot of key in group g (tag word tag), or NULL; when
  * found, *ctl is its control byte. */
 ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *
@@ -476,6 +477,65 @@ ARK_INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
  */
 ARK_INLINE bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
     return ark_idmap_take(m, key, NULL);
+}
+
+/* Private: put (overwrite) or insert (!overwrite) of key, hash h, past
+ * the inline fast path: the probe sequence goes on past the home group,
+ * the home group is full, or the table must make room first. */
+ARK_API ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
+                                     uint64_t h, bool overwrite);
+
+/* Private: put or insert. The common case (key in its home group, or
+ * absent with room there) is inline, like a lookup; everything else is
+ * ark__idmap_put_on. */
+ARK_ALWAYS_INLINE ARK_INLINE ark_status ark__idmap_put_at(ark_idmap *m,
+                                                          uint64_t key,
+                                                          uint64_t value,
+                                                          bool overwrite) {
+    uint64_t h = ark__idmap_hash(m->seed, key);
+    size_t g = (size_t)h & m->gmask;
+    uint8_t *ctl;
+    ark_idmap_slot *s =
+        ark__idmap_in_group(m, g, key, ark__idmap_tagw(h), &ctl);
+    if (s != NULL) {
+        if (!overwrite) {
+            return ARK_EEXIST;
+        }
+        s->value = value;
+        return ARK_OK;
+    }
+    ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
+    if (ark__idmap_overflowed(m->ctrl, g, h) || empty == 0 ||
+        m->count >= m->max_load) {
+        return ark__idmap_put_on(m, key, value, h, overwrite);
+    }
+    ark__idmap_store(m, g, ark__idmap_first(empty), h, key, value);
+    m->count++;
+    m->stats.inserts++; /* flood statistics: inserts since the rebuild */
+    return ARK_OK;
+}
+
+/*
+ * Insert key -> value, or overwrite the value if key is present.
+ * Errors: ARK_ENOMEM (the table had to grow or be re-seeded and could not
+ * allocate, or would exceed ARK_IDMAP_MAX_COUNT; the map is unchanged).
+ * Overwriting never allocates and never fails.
+ * Complexity: O(1); O(capacity) when it grows or re-seeds.
+ */
+ARK_INLINE ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
+                                    uint64_t value) {
+    return ark__idmap_put_at(m, key, value, true);
+}
+
+/*
+ * Insert key -> value unless key is present; a present key keeps its value.
+ * Errors: ARK_EEXIST (key is present; nothing changed), ARK_ENOMEM (as for
+ * put; the map is unchanged).
+ * Complexity: O(1); O(capacity) when it grows or re-seeds.
+ */
+ARK_INLINE ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
+                                       uint64_t value) {
+    return ark__idmap_put_at(m, key, value, false);
 }
 
 /*
