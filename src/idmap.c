@@ -58,6 +58,7 @@ ark__idmap_match(ark__idmap_group g, uint32_t w);
 ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 #endif
 ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
+ARK_INLINE_API extern inline uint8_t ark__idmap_clear(uint8_t *ctl);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
 ARK_INLINE_API extern inline ark__idmap_mask
@@ -101,6 +102,18 @@ ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
     TAGW16(t), TAGW16((t) + 16), TAGW16((t) + 32), TAGW16((t) + 48)
 const uint32_t ark__idmap_tagword[256] = {TAGW64(0), TAGW64(64), TAGW64(128),
                                           TAGW64(192)};
+
+#if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
+/* Entry i: all bits but those of byte i of a control word (x86 is
+ * little-endian: byte i is byte i % 4 of word i / 4). */
+#define KEEPW(i, w) ((i) / 4 == (w) ? ~(0xffu << (i) % 4 * 8) : ~0u)
+#define KEEP(i)                                                                \
+    { KEEPW(i, 0), KEEPW(i, 1), KEEPW(i, 2), KEEPW(i, 3) }
+const ark__idmap_words ark__idmap_keep[16] = {
+    KEEP(0),  KEEP(1),  KEEP(2),  KEEP(3), KEEP(4),  KEEP(5),
+    KEEP(6),  KEEP(7),  KEEP(8),  KEEP(9), KEEP(10), KEEP(11),
+    KEEP(12), KEEP(13), KEEP(14), KEEP(15)};
+#endif
 
 ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
                                    uint64_t h) {
