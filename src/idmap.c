@@ -49,6 +49,8 @@ ARK_INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
 ARK_INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
+ARK_INLINE_API extern inline bool ark__idmap_overflowed(const uint8_t *ctrl,
+                                                        size_t g, uint64_t h);
 ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_match(ark__idmap_group g, uint32_t w);
@@ -56,8 +58,15 @@ ark__idmap_match(ark__idmap_group g, uint32_t w);
 ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 #endif
 ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
+ARK_INLINE_API extern inline uint8_t ark__idmap_clear(uint8_t *ctl);
 ARK_INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
+ARK_INLINE_API extern inline ark__idmap_mask
+ark__idmap_empty(const uint8_t *ctrl);
+ARK_INLINE_API extern inline void ark__idmap_store(ark_idmap *m, size_t g,
+                                                   unsigned i, uint64_t h,
+                                                   uint64_t key,
+                                                   uint64_t value);
 ARK_INLINE_API extern inline ark_idmap_slot *
 ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
                     uint8_t **ctl);
@@ -73,6 +82,12 @@ ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
 ARK_API extern inline bool ark_idmap_take(ark_idmap *m, uint64_t key,
                                           uint64_t *old);
 ARK_API extern inline bool ark_idmap_remove(ark_idmap *m, uint64_t key);
+ARK_INLINE_API extern inline ark_status
+ark__idmap_put_at(ark_idmap *m, uint64_t key, uint64_t value, bool overwrite);
+ARK_API extern inline ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
+                                               uint64_t value);
+ARK_API extern inline ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
+                                                  uint64_t value);
 ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
                                                        size_t from);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
@@ -88,6 +103,18 @@ ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
 const uint32_t ark__idmap_tagword[256] = {TAGW64(0), TAGW64(64), TAGW64(128),
                                           TAGW64(192)};
 
+#if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
+/* Entry i: all bits but those of byte i of a control word (x86 is
+ * little-endian: byte i is byte i % 4 of word i / 4). */
+#define KEEPW(i, w) ((i) / 4 == (w) ? ~(0xffu << (i) % 4 * 8) : ~0u)
+#define KEEP(i)                                                                \
+    { KEEPW(i, 0), KEEPW(i, 1), KEEPW(i, 2), KEEPW(i, 3) }
+const ark__idmap_words ark__idmap_keep[16] = {
+    KEEP(0),  KEEP(1),  KEEP(2),  KEEP(3), KEEP(4),  KEEP(5),
+    KEEP(6),  KEEP(7),  KEEP(8),  KEEP(9), KEEP(10), KEEP(11),
+    KEEP(12), KEEP(13), KEEP(14), KEEP(15)};
+#endif
+
 ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
                                    uint64_t h) {
     uint32_t tag = ark__idmap_tagw(h);
@@ -96,9 +123,7 @@ ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
         g = (g + step) & m->gmask;
         uint8_t *ctl;
         ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
-        if (s != NULL ||
-            ((unsigned)m->ctrl[g * 16 + 15] >> ark__idmap_ofw_bit(h) & 1) ==
-                0) {
+        if (s != NULL || !ark__idmap_overflowed(m->ctrl, g, h)) {
             return s;
         }
     }
@@ -114,30 +139,15 @@ static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
  * overflow: 256 * 2^32 on 64-bit systems, 256 * 2^22 on 32-bit ones). */
 static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
 
-/* Store key, value in slot i of group g and tag it. */
-static inline void store(ark_idmap *m, size_t g, unsigned i, uint64_t h,
-                         uint64_t key, uint64_t value) {
-    ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS + i;
-    s->key = key;
-    s->value = value;
-    m->ctrl[g * 16 + i] = ark__idmap_tag(h);
-}
-
-/* The empty slots of group g. */
-static inline ark__idmap_mask empty_slots(const ark_idmap *m, size_t g) {
-    return ark__idmap_match(ark__idmap_load(m->ctrl + g * 16), 0) &
-           ARK__IDMAP_SLOT_BITS;
-}
-
 /* place() past a full home group. */
 ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
                                        uint64_t value) {
     uint8_t ofw = ark__idmap_ofw(h);
     size_t g = (size_t)h & m->gmask;
     for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
-        ark__idmap_mask empty = empty_slots(m, g);
+        ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
         if (empty != 0) {
-            store(m, g, ark__ctz64(empty), h, key, value);
+            ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
             return step;
         }
         m->ctrl[g * 16 + 15] |= ofw;
@@ -153,11 +163,11 @@ ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
 static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
                              uint64_t value) {
     size_t g = (size_t)h & m->gmask;
-    ark__idmap_mask empty = empty_slots(m, g);
+    ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
     if (empty == 0) {
         return place_far(m, h, key, value);
     }
-    store(m, g, ark__ctz64(empty), h, key, value);
+    ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
     return 1;
 }
 
@@ -206,6 +216,57 @@ static uint64_t next_seed(const ark_idmap *m, unsigned tries) {
 
 enum { REHASH_OK, REHASH_NOMEM, REHASH_LONG };
 
+/* The rehash's copy of the empty-slot masks of the last group it stored
+ * into in each half of the new table. Reading a control word right after
+ * storing one of its bytes stalls the read until the store reaches the
+ * cache (a 1-byte store cannot be forwarded to a 16-byte load), and when
+ * the table doubles, consecutive entries of old group og go to new groups
+ * og and og + old groups: without the copy, most entries waited for the
+ * previous one's store. */
+typedef struct fill_cache {
+    size_t g[2]; /* a group, or SIZE_MAX */
+    ark__idmap_mask empty[2];
+} fill_cache;
+
+/* Store key, value (hash h) into the new table n, as place() does. */
+static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
+                                 uint64_t key, uint64_t value) {
+    size_t g = (size_t)h & n->gmask;
+    unsigned half = g > n->gmask / 2;
+    if (fc->g[half] != g) {
+        fc->g[half] = g;
+        fc->empty[half] = ark__idmap_empty(n->ctrl + g * 16);
+    }
+    ark__idmap_mask empty = fc->empty[half];
+    if (empty == 0) {
+        fc->g[0] = fc->g[1] = SIZE_MAX; /* place_far may fill either */
+        return place_far(n, h, key, value);
+    }
+    fc->empty[half] = empty & (empty - 1);
+    ark__idmap_store(n, g, ark__idmap_first(empty), h, key, value);
+    return 1;
+}
+
+/* Move every entry of m into the empty table n; false when some key would
+ * lie too far from home or the probe counts call for another seed. */
+static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
+    fill_cache fc = {{SIZE_MAX, SIZE_MAX}, {0, 0}};
+    for (size_t og = 0; og < m->groups; og++) {
+        ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
+        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
+        while (full != 0) {
+            const ark_idmap_slot *e = s + ark__ctz64(full);
+            unsigned probes = place_new(
+                n, &fc, ark__idmap_hash(n->seed, e->key), e->key, e->value);
+            if (probes == 0 || count_probe(st, probes)) {
+                return false;
+            }
+            full &= full - 1;
+        }
+    }
+    return true;
+}
+
 /* Move every entry into a new table of g groups hashed with seed. On
  * failure the map is untouched. */
 static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
@@ -220,19 +281,9 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     n.seed = seed;
     memset(n.ctrl, 0, g * 16);
     probe_stats st = {0, 0, 0};
-    for (size_t og = 0; og < m->groups; og++) {
-        ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
-        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
-        while (full != 0) {
-            const ark_idmap_slot *e = s + ark__ctz64(full);
-            unsigned probes =
-                place(&n, ark__idmap_hash(seed, e->key), e->key, e->value);
-            if (probes == 0 || count_probe(&st, probes)) {
-                ark__free(&m->alloc, slots, table_bytes(g));
-                return REHASH_LONG;
-            }
-            full &= full - 1;
-        }
+    if (!move_all(m, &n, &st)) {
+        ark__free(&m->alloc, slots, table_bytes(g));
+        return REHASH_LONG;
     }
     free_table(m);
     m->slots = n.slots;
@@ -460,26 +511,19 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
     return add_slow(m, key, value);
 }
 
-ark_status ark_idmap_put(ark_idmap *m, uint64_t key, uint64_t value) {
+ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
+                             uint64_t h, bool overwrite) {
     assert(m != NULL);
-    uint64_t h = ark__idmap_hash(m->seed, key);
     uint8_t *ctl;
     ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
-    if (s != NULL) {
-        s->value = value;
-        return ARK_OK;
+    if (s == NULL) {
+        return add(m, key, h, value);
     }
-    return add(m, key, h, value);
-}
-
-ark_status ark_idmap_insert(ark_idmap *m, uint64_t key, uint64_t value) {
-    assert(m != NULL);
-    uint64_t h = ark__idmap_hash(m->seed, key);
-    uint8_t *ctl;
-    if (ark__idmap_find_h(m, key, h, &ctl) != NULL) {
+    if (!overwrite) {
         return ARK_EEXIST;
     }
-    return add(m, key, h, value);
+    s->value = value;
+    return ARK_OK;
 }
 
 size_t ark_idmap_count(const ark_idmap *m) {
