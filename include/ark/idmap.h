@@ -188,17 +188,7 @@ ARK_API void ark_idmap_each(const ark_idmap *m,
 /* Private: the hash of a key under a seed (a folded 64x64->128 multiply,
  * whose every output bit depends on every input bit). Bits 0.. pick the home
  * group, bits 53..55 the overflow bit, bits 56..63 the tag. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/* One mul, written out: from the __int128 form gcc 12 often stores the
- * product's low half to the stack and reloads it, which puts a
- * store-forwarding round trip on every lookup's address computation. */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
-                                                      uint64_t key) {
-    uint64_t lo = key ^ seed, hi;
-    __asm__("mulq %2" : "+a"(lo), "=d"(hi) : "r"(0x9ddfea08eb382d69ull) : "cc");
-    return hi ^ lo;
-}
-#elif defined(__SIZEOF_INT128__)
+#if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
 ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
                                                       uint64_t key) {
