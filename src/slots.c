@@ -975,21 +975,20 @@ uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload) {
            hd->npending * (8 + (uint64_t)payload);
 }
 
-/* Where load_run stands. */
+/* Where a load of slot records stands. */
 typedef struct load_pos {
     uint64_t i;    /* next slot */
     size_t pos;    /* next byte of the buffer */
     uint64_t live; /* live slots so far */
 } load_pos;
 
-/* Records of slots [at->i, end) from buf, all of them in the buffer (the
- * caller checked). Returns false on a generation past gen_max. Inlined
- * with a constant payload for the common sizes, like save_run. */
-static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
-                            const unsigned char *buf, size_t payload,
-                            uint64_t *bits) {
+/* A table's stamps of slots [at->i, end) from buf, all of them in the
+ * buffer (the caller checked). Returns false on a generation past
+ * gen_max. */
+static bool load_stamps_run(const ark__slot_view *v, load_pos *at,
+                            uint64_t end, const unsigned char *buf) {
     uint32_t gen_max = v->layout.gen_max;
-    size_t off = v->data_off, stride = v->stride, pos = at->pos;
+    size_t stride = v->stride, pos = at->pos;
     uint64_t i = at->i, live = at->live;
     bool ok = true;
     while (i < end && ok) {
@@ -1007,12 +1006,7 @@ static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
                 break;
             }
             memcpy(slot, &stamp, 4);
-            ark__copy_small(slot + off, buf + pos, payload);
-            pos += payload;
             live++;
-            if (bits != NULL) {
-                bits[i >> 6] |= (uint64_t)1 << (i & 63);
-            }
         }
     }
     at->i = i;
@@ -1021,9 +1015,9 @@ static inline bool load_run(const ark__slot_view *v, load_pos *at, uint64_t end,
     return ok;
 }
 
-/* One slot's record, which may straddle buffer fills. */
-static ark_status load_one(ark__slots *s, ark__snap_in *in,
-                           const ark__slots_io *io, load_pos *at) {
+/* One stamp, which may straddle buffer fills. */
+static ark_status load_stamp_one(ark__slots *s, ark__snap_in *in,
+                                 load_pos *at) {
     const ark__slot_view *v = s->v;
     uint64_t i = at->i++;
     uint32_t stamp = ark__snap_get32(in);
@@ -1033,24 +1027,16 @@ static ark_status load_one(ark__slots *s, ark__snap_in *in,
     if (stamp - 1 > v->layout.gen_max) {
         return ARK_ECORRUPT;
     }
-    char *slot = ark__slot_at(v, i);
-    *ark__stamp(slot) = stamp;
+    *ark__stamp(ark__slot_at(v, i)) = stamp;
     at->live++;
-    if (io->payload != 0) {
-        ark__snap_get(in, slot + v->data_off, io->payload);
-    }
-    if (io->live_bits != NULL) {
-        (*io->live_bits)[i >> 6] |= (uint64_t)1 << (i & 63);
-    }
-    return in->st;
+    return ARK_OK;
 }
 
-/* The slots section: stamps (and payloads) of slots [1, issued), storage
+/* A table's slots section: the stamps of slots [1, issued), storage
  * growing as they arrive. Counts the live slots seen. */
-static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
-                             const ark__slots_io *io, uint64_t *live) {
+static ark_status load_stamps(ark__slots *s, ark__snap_in *in,
+                              uint64_t issued, uint64_t *live) {
     const ark__slot_view *v = s->v;
-    size_t payload = io->payload, rec = 4 + payload;
     load_pos at = {1, 0, 0};
     while (at.i < issued) {
         if (at.i >= v->cap) {
@@ -1059,34 +1045,19 @@ static ark_status load_slots(ark__slots *s, ark__snap_in *in, uint64_t issued,
                 return st;
             }
         }
-        /* Every slot whose record surely is in the buffer, in one run. */
-        uint64_t n = (in->len - in->pos) / rec;
+        /* Every slot whose stamp surely is in the buffer, in one run. */
+        uint64_t n = (in->len - in->pos) / 4;
         uint64_t end = issued < v->cap ? issued : v->cap;
         end = end - at.i < n ? end : at.i + n;
         if (end == at.i) {
-            ark_status st = load_one(s, in, io, &at);
+            ark_status st = load_stamp_one(s, in, &at);
             if (st != ARK_OK) {
                 return st;
             }
             continue;
         }
-        uint64_t *bits = io->live_bits != NULL ? *io->live_bits : NULL;
         at.pos = in->pos;
-        bool ok;
-        switch (payload) {
-        case 0:
-            ok = load_run(v, &at, end, in->buf, 0, bits);
-            break;
-        case 8:
-            ok = load_run(v, &at, end, in->buf, 8, bits);
-            break;
-        case 16:
-            ok = load_run(v, &at, end, in->buf, 16, bits);
-            break;
-        default:
-            ok = load_run(v, &at, end, in->buf, payload, bits);
-            break;
-        }
+        bool ok = load_stamps_run(v, &at, end, in->buf);
         in->pos = at.pos;
         if (!ok) {
             return ARK_ECORRUPT;
@@ -1383,7 +1354,7 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
                            const ark__slots_io *io) {
     uint64_t live = 0;
     ark_status st = io->payload == 0
-                        ? load_slots(s, in, hd->issued, io, &live)
+                        ? load_stamps(s, in, hd->issued, &live)
                         : load_blocks(s, in, hd->issued, io, &live);
     if (st == ARK_OK && live != hd->live) {
         st = ARK_ECORRUPT;
