@@ -317,6 +317,20 @@ static void gen_frames(cell *c, int f, size_t k, uint64_t *rng) {
     free(m);
 }
 
+/* q queries over the n sorted ids: positions, keys anywhere in their
+ * span, and (hits not NULL) ids that are present. */
+static void gen_queries(const uint32_t *ids, size_t n, size_t q, uint64_t *rng,
+                        uint32_t *pos, uint32_t *keys, uint32_t *hits) {
+    uint32_t lo = ids[0], span = ids[n - 1] - lo;
+    for (size_t i = 0; i < q; i++) {
+        pos[i] = (uint32_t)(bench_rand(rng) % n);
+        keys[i] = lo + (uint32_t)(bench_rand(rng) % ((uint64_t)span + 1));
+        if (hits != NULL) {
+            hits[i] = ids[bench_rand(rng) % n];
+        }
+    }
+}
+
 static void cell_init(cell *c, idset_dist d, size_t n, bench_mode mode,
                       int runs) {
     memset(c, 0, sizeof(*c));
@@ -330,12 +344,7 @@ static void cell_init(cell *c, idset_dist d, size_t n, bench_mode mode,
     c->pos = malloc(c->q * sizeof(uint32_t));
     c->keys = malloc(c->q * sizeof(uint32_t));
     c->hits = malloc(c->q * sizeof(uint32_t));
-    uint32_t lo = c->ids[0], span = c->ids[n - 1] - lo;
-    for (size_t i = 0; i < c->q; i++) {
-        c->pos[i] = (uint32_t)(bench_rand(&rng) % n);
-        c->keys[i] = lo + (uint32_t)(bench_rand(&rng) % ((uint64_t)span + 1));
-        c->hits[i] = c->ids[bench_rand(&rng) % n];
-    }
+    gen_queries(c->ids, n, c->q, &rng, c->pos, c->keys, c->hits);
     size_t pairs = mode == BENCH_SMOKE   ? 128
                    : mode == BENCH_QUICK ? 4096
                    : n >= 1000000        ? 2048
@@ -820,11 +829,7 @@ static void pair_cell(const idset_entry *e, idset_dist d, size_t n,
     size_t q = 1000000;
     uint32_t *pos = malloc(q * sizeof(uint32_t));
     uint32_t *keys = malloc(q * sizeof(uint32_t));
-    uint32_t lo = ids[0], span = ids[n - 1] - lo;
-    for (size_t i = 0; i < q; i++) {
-        pos[i] = (uint32_t)(bench_rand(&rng) % n);
-        keys[i] = lo + (uint32_t)(bench_rand(&rng) % ((uint64_t)span + 1));
-    }
+    gen_queries(ids, n, q, &rng, pos, keys, NULL);
     void *s[2] = {build(e[0].im, ids, n), build(e[1].im, ids, n)};
     double t[2][2][64], ratio[2][64];
     for (int lb = 0; lb < 2; lb++) {
