@@ -985,8 +985,8 @@ typedef struct load_pos {
 /* A table's stamps of slots [at->i, end) from buf, all of them in the
  * buffer (the caller checked). Returns false on a generation past
  * gen_max. */
-static bool load_stamps_run(const ark__slot_view *v, load_pos *at,
-                            uint64_t end, const unsigned char *buf) {
+static bool load_stamps_run(const ark__slot_view *v, load_pos *at, uint64_t end,
+                            const unsigned char *buf) {
     uint32_t gen_max = v->layout.gen_max;
     size_t stride = v->stride, pos = at->pos;
     uint64_t i = at->i, live = at->live;
@@ -1034,8 +1034,8 @@ static ark_status load_stamp_one(ark__slots *s, ark__snap_in *in,
 
 /* A table's slots section: the stamps of slots [1, issued), storage
  * growing as they arrive. Counts the live slots seen. */
-static ark_status load_stamps(ark__slots *s, ark__snap_in *in,
-                              uint64_t issued, uint64_t *live) {
+static ark_status load_stamps(ark__slots *s, ark__snap_in *in, uint64_t issued,
+                              uint64_t *live) {
     const ark__slot_view *v = s->v;
     load_pos at = {1, 0, 0};
     while (at.i < issued) {
