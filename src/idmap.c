@@ -514,8 +514,11 @@ static inline ark_status add(ark_idmap *m, uint64_t key, uint64_t h,
 ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
                              uint64_t h, bool overwrite) {
     assert(m != NULL);
-    uint8_t *ctl;
-    ark_idmap_slot *s = ark__idmap_find_h(m, key, h, &ctl);
+    /* The inline path has searched the home group: key can only lie further
+     * along its probe sequence, and only if the home group overflowed. */
+    ark_idmap_slot *s = ark__idmap_overflowed(m->ctrl, (size_t)h & m->gmask, h)
+                            ? ark__idmap_find_on(m, key, h)
+                            : NULL;
     if (s == NULL) {
         return add(m, key, h, value);
     }

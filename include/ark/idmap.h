@@ -505,8 +505,9 @@ ARK_INLINE bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
 }
 
 /* Private: put (overwrite) or insert (!overwrite) of key, hash h, past
- * the inline fast path: the probe sequence goes on past the home group,
- * the home group is full, or the table must make room first. */
+ * the inline fast path, which has found key absent from its home group:
+ * the probe sequence goes on past the home group, the home group is full,
+ * or the table must make room first. */
 ARK_API ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
                                      uint64_t h, bool overwrite);
 
