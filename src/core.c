@@ -94,6 +94,18 @@ ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
                                                 uint64_t i);
 ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,
                                                   ark_handle h);
+ARK_INLINE_API extern inline void ark__copy_upto64(void *dst, const void *src,
+                                                   size_t n);
+ARK_INLINE_API extern inline void ark__copy_in(void *dst, const void *src,
+                                               size_t n);
+ARK_INLINE_API extern inline void ark__slot_enqueue(ark__slot_view *v,
+                                                    uint64_t i);
+ARK_INLINE_API extern inline char *
+ark__slot_removable(const ark__slot_view *v, ark_handle h, uint64_t *index);
+ARK_INLINE_API extern inline void ark__slot_release(ark__slot_view *v,
+                                                    uint64_t i, char *slot);
+ARK_INLINE_API extern inline char *ark__slot_take_fast(ark__slot_view *v,
+                                                       uint64_t *index);
 
 void *ark__grow_array(const ark_allocator *a, void *arr, size_t *cap,
                       size_t used, uint64_t want, size_t esz) {

@@ -30,11 +30,10 @@
 #endif
 
 /* Start loading the cache line at p for writing, or for reading (hints). */
+#define ARK_PREFETCH_WRITE(p) ARK__PREFETCH_W(p)
 #if defined(__GNUC__) || defined(__clang__)
-#define ARK_PREFETCH_WRITE(p) __builtin_prefetch((p), 1)
 #define ARK_PREFETCH_READ(p) __builtin_prefetch((p), 0)
 #else
-#define ARK_PREFETCH_WRITE(p) ((void)(p))
 #define ARK_PREFETCH_READ(p) ((void)(p))
 #endif
 
@@ -58,72 +57,7 @@ static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     }
 }
 
-/* Largest element ark__copy_upto64 and ark__zero_upto64 take. */
-#define ARK__INLINE_ELEM_MAX 64
-
-/* Copy n <= 64 bytes with at most four fixed-size moves that may overlap
- * (the compiler inlines each; no call, so a hot path using it needs no
- * stack frame). The branches depend on n alone, which is the same on
- * every call for one container. Inlined into a caller whose element GCC
- * can see (a single-file build, LTO), the moves for larger sizes read
- * past it on paths n rules out, which -Wstringop-overread cannot tell. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-static inline void ark__copy_upto64(void *dst, const void *src, size_t n) {
-    char *d = dst;
-    const char *s = src;
-    if (n >= 16) {
-        if (n <= 32) {
-            memcpy(d, s, 16);
-            memcpy(d + n - 16, s + n - 16, 16);
-        } else {
-            memcpy(d, s, 32);
-            memcpy(d + n - 32, s + n - 32, 32);
-        }
-    } else if (n >= 8) {
-        memcpy(d, s, 8);
-        memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n > 0) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    }
-}
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic pop
-#endif
-
-/* Copy a caller's element of n <= 64 bytes into a container. Callers
- * usually build the element on their stack just before the call, field by
- * field; a load wider than those stores cannot take its bytes from them
- * (store-to-load forwarding) and waits, about 15 cycles, for them to reach
- * the cache. So an element made of 4-byte words is copied a word at a
- * time (a 4-byte load lies inside any store of a 4-byte or wider field);
- * the empty asm keeps the compiler from merging the words back into wide
- * moves or a memcpy call. Same process, 100K inserts into a warm pool of
- * 16-byte elements written by the caller: 9.5 -> 7.6 ns. */
-static inline void ark__copy_in(void *dst, const void *src, size_t n) {
-    if ((n & 3) != 0) {
-        ark__copy_upto64(dst, src, n);
-        return;
-    }
-    char *d = dst;
-    const char *s = src;
-    for (size_t k = 0; k < n; k += 4) {
-        uint32_t w;
-        memcpy(&w, s + k, 4);
-#if defined(__GNUC__) || defined(__clang__)
-        __asm__("" : "+r"(w));
-#endif
-        memcpy(d + k, &w, 4);
-    }
-}
+/* ARK__INLINE_ELEM_MAX, ark__copy_upto64 and ark__copy_in: core.h. */
 
 /* Zero n <= 64 bytes the same way. */
 static inline void ark__zero_upto64(void *dst, size_t n) {

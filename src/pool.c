@@ -29,6 +29,12 @@
 
 /* The one external definition of each inline function of pool.h. */
 ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
+ARK_API extern inline ark_status ark_pool_insert(ark_pool *p, const void *elem,
+                                                 ark_handle *out);
+ARK_API extern inline ark_status ark_pool_remove(ark_pool *p, ark_handle h);
+ARK_INLINE_API extern inline ark__pool_view *ark__pool_view_mut(ark_pool *p);
+ARK_INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,
+                                                   uint64_t i);
 ARK_INLINE_API extern inline const ark__pool_view *
 ark__pool_view_of(const ark_pool *p);
 ARK_INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
@@ -57,7 +63,6 @@ struct ark_pool {
     size_t flat_bytes;     /* its size */
     uint64_t flat_slots;   /* slots the reservation holds */
     size_t flat_committed; /* bytes from flat committed */
-    size_t elem_size;
     size_t page_bytes, page_align;
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user;
@@ -69,11 +74,7 @@ static const uint64_t empty_slot[1];
 /* ---- what the engine asks of a pool ----------------------------------- */
 
 static void pool_unlink_slot(void *c, uint64_t i) {
-    ark_pool *p = c;
-    /* ~(1 << k) as a rotation of ~1: one instruction fewer on a hot path */
-    unsigned k = (unsigned)(i & 63);
-    uint64_t keep = ~(uint64_t)1;
-    p->view.live[i >> 6] &= keep << k | keep >> ((64 - k) & 63);
+    ark__pool_unlink(&((ark_pool *)c)->view, i);
 }
 
 static void pool_run_hook(void *c, char *slot, ark_handle h) {
@@ -313,7 +314,7 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     v->nflat = 1;
     v->page_shift = page_shift_for(v->stride, v->layout.index_bits);
     v->page_mask = ((uint64_t)1 << v->page_shift) - 1;
-    p->elem_size = cfg->elem_size;
+    p->view.elem_size = cfg->elem_size;
     p->page_bytes = ((size_t)1 << v->page_shift) * v->stride;
     p->page_align = align < 8 ? 8 : align;
     p->on_remove = cfg->on_remove;
@@ -368,11 +369,11 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
     pool_link(p, i);
     char *e = slot + p->view.slots.data_off;
     if (elem == NULL) {
-        memset(e, 0, p->elem_size);
-    } else if (p->elem_size <= ARK__INLINE_ELEM_MAX) {
-        ark__copy_in(e, elem, p->elem_size);
+        memset(e, 0, p->view.elem_size);
+    } else if (p->view.elem_size <= ARK__INLINE_ELEM_MAX) {
+        ark__copy_in(e, elem, p->view.elem_size);
     } else {
-        memcpy(e, elem, p->elem_size);
+        memcpy(e, elem, p->view.elem_size);
     }
     if (out != NULL) {
         *out = pool_handle(p, i, slot);
@@ -383,8 +384,8 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
 
 /* pool_add for insert and alloc, out of line: their fast paths call
  * these in tail position, so they need no stack frame of their own. */
-static ARK_NOINLINE ark_status pool_insert_slow(ark_pool *p, const void *elem,
-                                                ark_handle *out) {
+ark_status ark__pool_insert_slow(ark_pool *p, const void *elem,
+                                 ark_handle *out) {
     char *e;
     return pool_add(p, elem, out, &e);
 }
@@ -398,10 +399,10 @@ static ARK_NOINLINE void *pool_alloc_slow(ark_pool *p, ark_handle *out) {
  * engine's take_fast for an element of at most ARK__INLINE_ELEM_MAX
  * bytes, linked; NULL (nothing changed) when pool_add must run. */
 static inline char *pool_take_fast(ark_pool *p, uint64_t *i) {
-    if (ARK_UNLIKELY(p->elem_size > ARK__INLINE_ELEM_MAX)) {
+    if (ARK_UNLIKELY(p->view.elem_size > ARK__INLINE_ELEM_MAX)) {
         return NULL;
     }
-    char *slot = ark__slots_take_fast(&p->s, &p->view.slots, i);
+    char *slot = ark__slot_take_fast(&p->view.slots, i);
     if (ARK_LIKELY(slot != NULL)) {
         pool_link(p, *i);
     }
@@ -416,25 +417,11 @@ void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
         return pool_alloc_slow(p, out);
     }
     char *e = slot + p->view.slots.data_off;
-    ark__zero_upto64(e, p->elem_size);
+    ark__zero_upto64(e, p->view.elem_size);
     if (out != NULL) {
         *out = pool_handle(p, i, slot);
     }
     return e;
-}
-
-ark_status ark_pool_insert(ark_pool *p, const void *elem, ark_handle *out) {
-    assert(p != NULL && elem != NULL);
-    uint64_t i;
-    char *slot = pool_take_fast(p, &i);
-    if (ARK_UNLIKELY(slot == NULL)) {
-        return pool_insert_slow(p, elem, out);
-    }
-    ark__copy_in(slot + p->view.slots.data_off, elem, p->elem_size);
-    if (out != NULL) {
-        *out = pool_handle(p, i, slot);
-    }
-    return ARK_OK;
 }
 
 ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
@@ -442,9 +429,8 @@ ark_status ark_pool_check(const ark_pool *p, ark_handle h) {
     return ark__slots_check(&p->s, h);
 }
 
-ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
-    assert(p != NULL);
-    return ark__slots_remove(&p->s, &p->view.slots, &pool_ops, p, h);
+ark_status ark__pool_remove_slow(ark_pool *p, ark_handle h) {
+    return ark__slots_remove_general(&p->s, h);
 }
 
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
@@ -459,7 +445,7 @@ size_t ark_pool_flush(ark_pool *p) {
 
 size_t ark_pool_count(const ark_pool *p) {
     assert(p != NULL);
-    return p->s.count;
+    return p->view.slots.count;
 }
 
 ark_status ark_pool_reserve(ark_pool *p, size_t n) {
@@ -553,7 +539,7 @@ ark_status ark__pool_validate(const ark_pool *p) {
         return ARK_ECORRUPT;
     }
     /* Bits past the issued slots must be clear for the iterator. */
-    for (uint64_t i = p->s.issued; i < v->cap; i++) {
+    for (uint64_t i = p->view.slots.issued; i < v->cap; i++) {
         if (validate_linked(p, i)) {
             return ARK_ECORRUPT;
         }
@@ -572,7 +558,7 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
         return st;
     }
     pool_link(p, i);
-    ark__copy_small(slot + p->view.slots.data_off, elem, p->elem_size);
+    ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
 }
 
@@ -585,8 +571,8 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
         return st;
     }
     hd.kind = ARK__SNAP_POOL;
-    hd.a = p->elem_size;
-    ark__slots_io io = {p->elem_size, NULL};
+    hd.a = p->view.elem_size;
+    ark__slots_io io = {p->view.elem_size, NULL};
     ark__snap_out o;
     ark__snap_out_init(&o, w);
     ark__snap_write_header(&o, &hd, NULL, 0);
@@ -601,15 +587,15 @@ static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
     if (hd->b != 0) {
         return ARK_ECORRUPT; /* unused by pools: one encoding per pool */
     }
-    if (hd->a != p->elem_size) {
+    if (hd->a != p->view.elem_size) {
         return ARK_EINVAL;
     }
     ark_status st = ark__slots_load_header(&p->s, hd, cfg->seal_key != 0);
     if (st != ARK_OK) {
         return st;
     }
-    ark__slots_io io = {p->elem_size, &p->view.live};
-    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->elem_size));
+    ark__slots_io io = {p->view.elem_size, &p->view.live};
+    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->view.elem_size));
     st = ark__slots_load(&p->s, in, hd, &io);
     if (st == ARK_OK) {
         st = ark__snap_read_trailer(in);

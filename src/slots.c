@@ -60,6 +60,10 @@ ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
                            const ark_allocator *alloc, const ark__slot_ops *ops,
                            void *owner) {
     memset(s, 0, sizeof *s);
+    v->ring = NULL;
+    v->ring_cap = v->head = v->nfree = v->ring_dead = v->issued = 0;
+    v->count = 0;
+    v->fast_stamp_max = 0;
     ark_status st = layout_init(&v->layout, cfg);
     if (st != ARK_OK) {
         return st;
@@ -70,14 +74,15 @@ ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
     s->alloc = *alloc;
     s->limit = (uint64_t)1 << v->layout.index_bits;
     s->has_hook = cfg->has_hook;
-    s->issued = 1; /* slot 0 exists from the first growth, never issued */
+    s->v->issued = 1; /* slot 0 exists from the first growth, never issued */
     ark__slots_refresh_fast(s);
     seal_init(s, cfg->seal_key);
     return ARK_OK;
 }
 
 void ark__slots_fini(ark__slots *s) {
-    ark__free(&s->alloc, s->ring, (size_t)s->ring_cap * sizeof *s->ring);
+    ark__free(&s->alloc, s->v->ring,
+              (size_t)s->v->ring_cap * sizeof *s->v->ring);
     ark__free(&s->alloc, s->pending, s->pending_cap * sizeof *s->pending);
     ark__free(&s->alloc, s->doomed, s->doomed_cap * sizeof *s->doomed);
     ark__free(&s->alloc, s->skip, (size_t)s->skip_cap * sizeof *s->skip);
@@ -88,25 +93,26 @@ void ark__slots_fini(ark__slots *s) {
 /* Give the ring room for want slots (a power of two), unrolled to start
  * at 0. Nothing changes on failure. */
 static ark_status grow_ring(ark__slots *s, uint64_t want) {
-    if (want <= s->ring_cap) {
+    if (want <= s->v->ring_cap) {
         return ARK_OK;
     }
     uint64_t ncap;
     size_t bytes;
-    if (!ark__grow_cap(s->ring_cap, want, sizeof *s->ring, &ncap, &bytes)) {
+    if (!ark__grow_cap(s->v->ring_cap, want, sizeof *s->v->ring, &ncap,
+                       &bytes)) {
         return ARK_ENOMEM;
     }
     uint32_t *ring = ark__alloc(&s->alloc, bytes, 0);
     if (ring == NULL) {
         return ARK_ENOMEM;
     }
-    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
-        ring[k] = s->ring[(s->head + k) & (s->ring_cap - 1)];
+    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
+        ring[k] = s->v->ring[(s->v->head + k) & (s->v->ring_cap - 1)];
     }
-    ark__free(&s->alloc, s->ring, (size_t)s->ring_cap * sizeof *ring);
-    s->ring = ring;
-    s->ring_cap = ncap;
-    s->head = 0;
+    ark__free(&s->alloc, s->v->ring, (size_t)s->v->ring_cap * sizeof *ring);
+    s->v->ring = ring;
+    s->v->ring_cap = ncap;
+    s->v->head = 0;
     return ARK_OK;
 }
 
@@ -121,10 +127,10 @@ static ark_status grow_to(ark__slots *s, uint64_t want) {
 }
 
 ark_status ark__slots_grow_fresh(ark__slots *s) {
-    if (s->issued >= s->limit) {
+    if (s->v->issued >= s->limit) {
         return ARK_EFULL;
     }
-    return grow_to(s, s->issued + 1);
+    return grow_to(s, s->v->issued + 1);
 }
 
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
@@ -132,22 +138,22 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
     if (st != ARK_OK) {
         return st;
     }
-    if (s->ring_dead != 0 && ark__slots_reuses(s)) {
+    if (s->v->ring_dead != 0 && ark__slots_reuses(s)) {
         ark__slots_skip_dead(s);
     }
     /* A fresh slot has room now, so take_fast fails only to reuse: at the
      * end of the index space (fewer than ARK_REUSE_DELAY queued) or past
      * dead entries still queued behind the head (skip_dead cleared the
      * head). */
-    char *p = ark__slots_take_fast(s, s->v, index);
+    char *p = ark__slot_take_fast(s->v, index);
     if (p == NULL) {
-        uint64_t mask = s->ring_cap - 1;
-        uint64_t i = s->ring[s->head];
-        s->head = (s->head + 1) & mask;
-        s->nfree--;
+        uint64_t mask = s->v->ring_cap - 1;
+        uint64_t i = s->v->ring[s->v->head];
+        s->v->head = (s->v->head + 1) & mask;
+        s->v->nfree--;
         p = ark__slot_at(s->v, i);
         *ark__stamp(p) = *ark__next_gen(p) + 1;
-        s->count++;
+        s->v->count++;
         *index = i;
     }
     *slot = p;
@@ -155,16 +161,16 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
 }
 
 ark_status ark__slots_reserve(ark__slots *s, size_t n) {
-    if (n <= s->count) {
+    if (n <= s->v->count) {
         return ARK_OK;
     }
     /* Inserts take fresh slots until ARK_REUSE_DELAY are queued, so room
      * for need fresh slots covers any order of inserts. */
-    uint64_t need = (uint64_t)n - s->count;
-    if (need > s->limit - s->issued + s->nfree) {
+    uint64_t need = (uint64_t)n - s->v->count;
+    if (need > s->limit - s->v->issued + s->v->nfree) {
         return ARK_EFULL;
     }
-    uint64_t want = s->issued + need;
+    uint64_t want = s->v->issued + need;
     return grow_to(s, want < s->limit ? want : s->limit);
 }
 
@@ -196,7 +202,7 @@ static ark_status mark(ark__slots *s, bool doomed, uint64_t i, char *slot) {
         return st;
     }
     *ark__stamp(slot) = 0;
-    s->count--;
+    s->v->count--;
     s->ops->unlink(s->owner, i);
     return ARK_OK;
 }
@@ -233,14 +239,14 @@ static void drain_doomed(ark__slots *s) {
 }
 
 void ark__slots_refresh_fast(ark__slots *s) {
-    s->fast_stamp_max =
-        s->has_hook || s->ring_dead != 0 ? 0 : s->v->layout.gen_max;
+    s->v->fast_stamp_max =
+        s->has_hook || s->v->ring_dead != 0 ? 0 : s->v->layout.gen_max;
 }
 
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     if (!s->has_hook) {
         uint32_t gen = *ark__stamp(slot) - 1;
-        s->count--;
+        s->v->count--;
         s->ops->unlink(s->owner, i);
         finish(s, i, gen, false);
         return ARK_OK;
@@ -253,12 +259,19 @@ ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     }
     uint32_t gen = *ark__stamp(slot) - 1;
     s->draining = true;
-    s->count--;
+    s->v->count--;
     s->ops->unlink(s->owner, i);
     finish(s, i, gen, true);
     drain_doomed(s);
     s->draining = false;
     return ARK_OK;
+}
+
+ark_status ark__slots_remove_general(ark__slots *s, ark_handle h) {
+    uint64_t i;
+    char *slot;
+    ark_status st = ark__slots_find(s, h, &i, &slot);
+    return st != ARK_OK ? st : ark__slots_remove_slow(s, i, slot);
 }
 
 ark_status ark__slots_remove_later(ark__slots *s, ark_handle h) {
@@ -303,12 +316,12 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     s->draining = true;
     bool hook = run_hook && s->has_hook;
     /* Hooks may insert: repeat until a pass finds nothing. */
-    while (s->count > 0 || s->npending > 0) {
+    while (s->v->count > 0 || s->npending > 0) {
         uint64_t i = 0;
         while ((i = s->ops->next_live(s->owner, i + 1)) != 0) {
             char *slot = ark__slot_at(s->v, i);
             uint32_t gen = *ark__stamp(slot) - 1;
-            s->count--;
+            s->v->count--;
             s->ops->unlink(s->owner, i);
             finish(s, i, gen, hook);
             drain_doomed(s);
@@ -327,7 +340,7 @@ ark_status ark__slots_classify(const ark__slots *s, ark_handle h) {
         return ARK_EFOREIGN;
     }
     uint64_t i = h & l->index_mask;
-    return i == 0 || i >= s->issued ? ARK_ERANGE : ARK_ESTALE;
+    return i == 0 || i >= s->v->issued ? ARK_ERANGE : ARK_ESTALE;
 }
 
 ark_status ark__slots_check(const ark__slots *s, ark_handle h) {
@@ -401,9 +414,9 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
     size_t npend = s->npending - s->pending_done;
     size_t ndoom = s->ndoomed - s->doomed_done;
     uint64_t dead = 0;
-    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
-        uint64_t i = s->ring[(s->head + k) & (s->ring_cap - 1)];
-        if (i == 0 || i >= s->issued) {
+    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
+        uint64_t i = s->v->ring[(s->v->head + k) & (s->v->ring_cap - 1)];
+        if (i == 0 || i >= s->v->issued) {
             return false;
         }
         if (skip != NULL && i < s->skip_cap && skip[i] > 0) {
@@ -417,14 +430,14 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
             return false;
         }
     }
-    if (dead != s->ring_dead) {
+    if (dead != s->v->ring_dead) {
         return false;
     }
     for (uint64_t k = 0; k < npend + ndoom; k++) {
         uint64_t i = k < npend
                          ? s->pending[s->pending_done + k] & UINT32_MAX
                          : s->doomed[s->doomed_done + (k - npend)] & UINT32_MAX;
-        if (i == 0 || i >= s->issued || !validate_see(seen, i) ||
+        if (i == 0 || i >= s->v->issued || !validate_see(seen, i) ||
             *ark__stamp(ark__slot_at(s->v, i)) != 0) {
             return false;
         }
@@ -436,24 +449,25 @@ ark_status ark__slots_validate(const ark__slots *s,
                                bool (*linked)(const void *c, uint64_t i)) {
     const ark__slot_view *v = s->v;
     uint32_t fast_max =
-        s->has_hook || s->ring_dead != 0 ? 0 : v->layout.gen_max;
-    if (s->fast_stamp_max != fast_max) {
+        s->has_hook || s->v->ring_dead != 0 ? 0 : v->layout.gen_max;
+    if (s->v->fast_stamp_max != fast_max) {
         return ARK_ECORRUPT;
     }
     if (v->cap == 0) { /* nothing stored yet: slot 0 only, never issued */
-        return s->issued == 1 && s->count == 0 && s->nfree == 0 &&
+        return s->v->issued == 1 && s->v->count == 0 && s->v->nfree == 0 &&
                        s->npending == 0 && s->ndoomed == 0
                    ? ARK_OK
                    : ARK_ECORRUPT;
     }
-    if (s->issued > v->cap || v->cap > s->limit ||
-        s->ring_cap + 1 < s->issued || s->nfree + s->ring_dead > s->ring_cap ||
+    if (s->v->issued > v->cap || v->cap > s->limit ||
+        s->v->ring_cap + 1 < s->v->issued ||
+        s->v->nfree + s->v->ring_dead > s->v->ring_cap ||
         s->doomed_done > s->ndoomed || s->pending_done > s->npending ||
         (v->cap > 0 && *ark__stamp(ark__slot_at(v, 0)) != 0)) {
         return ARK_ECORRUPT;
     }
     uint64_t live = 0;
-    for (uint64_t i = 1; i < s->issued; i++) {
+    for (uint64_t i = 1; i < s->v->issued; i++) {
         uint32_t stamp = *ark__stamp(ark__slot_at(v, i));
         bool is_live = stamp != 0 && i != s->dying;
         if ((stamp != 0 && stamp - 1 > v->layout.gen_max) ||
@@ -462,22 +476,22 @@ ark_status ark__slots_validate(const ark__slots *s,
         }
         live += is_live;
     }
-    for (uint64_t i = s->issued; i < v->cap; i++) {
+    for (uint64_t i = s->v->issued; i < v->cap; i++) {
         if (*ark__stamp(ark__slot_at(v, i)) != 0) {
             return ARK_ECORRUPT;
         }
     }
-    if (live != s->count) {
+    if (live != s->v->count) {
         return ARK_ECORRUPT;
     }
     /* Scratch for a diagnostic: plain calloc, so tests that count the
      * container's allocations are not disturbed. */
-    uint64_t *seen = calloc((size_t)((s->issued + 63) >> 6), sizeof *seen);
+    uint64_t *seen = calloc((size_t)((s->v->issued + 63) >> 6), sizeof *seen);
     if (seen == NULL) {
         return ARK_ENOMEM;
     }
     uint32_t *skip = NULL;
-    if (s->ring_dead > 0) {
+    if (s->v->ring_dead > 0) {
         skip = malloc((size_t)s->skip_cap * sizeof *skip);
         if (skip == NULL) {
             free(seen);
@@ -490,8 +504,8 @@ ark_status ark__slots_validate(const ark__slots *s,
     free(seen);
     size_t marked =
         (s->npending - s->pending_done) + (s->ndoomed - s->doomed_done);
-    if (!ok || live + s->nfree + marked + s->retired + (s->dying != 0) + 1 !=
-                   s->issued) {
+    if (!ok || live + s->v->nfree + marked + s->retired + (s->dying != 0) + 1 !=
+                   s->v->issued) {
         return ARK_ECORRUPT;
     }
     return ARK_OK;
@@ -501,42 +515,43 @@ ark_status ark__slots_validate(const ark__slots *s,
 
 /* Drop the dead entries from the ring, keeping the order of the rest. */
 static void ring_compact(ark__slots *s) {
-    uint64_t mask = s->ring_cap - 1, n = s->nfree + s->ring_dead, w = 0;
+    uint64_t mask = s->v->ring_cap - 1, n = s->v->nfree + s->v->ring_dead,
+             w = 0;
     for (uint64_t k = 0; k < n; k++) {
-        uint32_t x = s->ring[(s->head + k) & mask];
+        uint32_t x = s->v->ring[(s->v->head + k) & mask];
         if (x < s->skip_cap && s->skip[x] > 0) {
             s->skip[x]--;
             continue;
         }
-        s->ring[(s->head + w++) & mask] = x;
+        s->v->ring[(s->v->head + w++) & mask] = x;
     }
-    s->ring_dead = 0;
+    s->v->ring_dead = 0;
     ark__slots_refresh_fast(s);
 }
 
 void ark__slots_skip_dead(ark__slots *s) {
-    uint64_t mask = s->ring_cap - 1;
-    while (s->ring_dead > 0) {
-        uint32_t x = s->ring[s->head];
+    uint64_t mask = s->v->ring_cap - 1;
+    while (s->v->ring_dead > 0) {
+        uint32_t x = s->v->ring[s->v->head];
         if (x >= s->skip_cap || s->skip[x] == 0) {
             return;
         }
         s->skip[x]--;
-        s->ring_dead--;
-        s->head = (s->head + 1) & mask;
+        s->v->ring_dead--;
+        s->v->head = (s->v->head + 1) & mask;
     }
     ark__slots_refresh_fast(s);
 }
 
 void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
     *ark__next_gen(slot) = gen + 1;
-    if (s->nfree + s->ring_dead == s->ring_cap &&
-        grow_ring(s, s->ring_cap + 1) != ARK_OK) {
+    if (s->v->nfree + s->v->ring_dead == s->v->ring_cap &&
+        grow_ring(s, s->v->ring_cap + 1) != ARK_OK) {
         ring_compact(s); /* frees at least one entry: ring_dead > 0 */
     }
-    s->ring[(s->head + s->nfree + s->ring_dead) & (s->ring_cap - 1)] =
-        (uint32_t)i;
-    s->nfree++;
+    s->v->ring[(s->v->head + s->v->nfree + s->v->ring_dead) &
+               (s->v->ring_cap - 1)] = (uint32_t)i;
+    s->v->nfree++;
 }
 
 /* Make skip cover slots [0, want), doubling. */
@@ -585,10 +600,10 @@ static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
         ring_compact(s);
     }
     s->skip[i]++;
-    s->ring_dead++;
+    s->v->ring_dead++;
     ark__slots_refresh_fast(s);
-    s->nfree--;
-    if (s->ring_dead >= ARK_REUSE_DELAY && s->ring_dead >= s->nfree) {
+    s->v->nfree--;
+    if (s->v->ring_dead >= ARK_REUSE_DELAY && s->v->ring_dead >= s->v->nfree) {
         ring_compact(s);
     }
     return ARK_OK;
@@ -596,11 +611,11 @@ static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
 
 /* insert_at past issued: slots [issued, i) become free, in index order. */
 static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
-    uint64_t gap = i - s->issued;
+    uint64_t gap = i - s->v->issued;
     if (gap > ARK__INSERT_AT_GAP && i >= s->v->cap) {
         return ARK_EFULL;
     }
-    uint64_t occupied = s->nfree + s->ring_dead + gap;
+    uint64_t occupied = s->v->nfree + s->v->ring_dead + gap;
     ark_status st = grow_ring(s, occupied > i + 1 ? occupied : i + 1);
     if (st == ARK_OK && i >= s->v->cap) {
         st = s->ops->grow(s->owner, i + 1);
@@ -608,13 +623,14 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     if (st != ARK_OK) {
         return st;
     }
-    uint64_t mask = s->ring_cap - 1;
-    for (uint64_t j = s->issued; j < i; j++) {
+    uint64_t mask = s->v->ring_cap - 1;
+    for (uint64_t j = s->v->issued; j < i; j++) {
         *ark__next_gen(ark__slot_at(s->v, j)) = 0;
-        s->ring[(s->head + s->nfree + s->ring_dead) & mask] = (uint32_t)j;
-        s->nfree++;
+        s->v->ring[(s->v->head + s->v->nfree + s->v->ring_dead) & mask] =
+            (uint32_t)j;
+        s->v->nfree++;
     }
-    s->issued = i + 1;
+    s->v->issued = i + 1;
     return ARK_OK;
 }
 
@@ -636,7 +652,7 @@ ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
         return ARK_EINVAL;
     }
     ark_status st;
-    if (i < s->issued) {
+    if (i < s->v->issued) {
         char *p = ark__slot_at(s->v, i);
         if (*ark__stamp(p) != 0) {
             return ARK_EEXIST;
@@ -650,7 +666,7 @@ ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
     }
     char *p = ark__slot_at(s->v, i);
     *ark__stamp(p) = gen + 1;
-    s->count++;
+    s->v->count++;
     *index = i;
     *slot = p;
     return ARK_OK;
@@ -669,9 +685,9 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
     hd->gen_bits = l->gen_bits;
     hd->tag_bits = l->tag_bits;
     hd->tag = l->tag_bits == 0 ? 0 : l->tag_high >> l->gen_bits;
-    hd->issued = s->issued;
-    hd->live = s->count;
-    hd->nfree = s->nfree;
+    hd->issued = s->v->issued;
+    hd->live = s->v->count;
+    hd->nfree = s->v->nfree;
     hd->npending = s->npending - s->pending_done;
     hd->retired = s->retired;
     memcpy(hd->keys, s->seal_keys, sizeof hd->keys);
@@ -682,16 +698,16 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
 static ark_status save_ring(const ark__slots *s, ark__snap_out *o) {
     uint32_t *skip = NULL;
     size_t skip_bytes = (size_t)s->skip_cap * sizeof *skip;
-    if (s->ring_dead > 0) {
+    if (s->v->ring_dead > 0) {
         skip = ark__alloc(&s->alloc, skip_bytes, 0);
         if (skip == NULL) {
             return ARK_ENOMEM;
         }
         memcpy(skip, s->skip, skip_bytes);
     }
-    uint64_t mask = s->ring_cap - 1;
-    for (uint64_t k = 0; k < s->nfree + s->ring_dead; k++) {
-        uint32_t x = s->ring[(s->head + k) & mask];
+    uint64_t mask = s->v->ring_cap - 1;
+    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
+        uint32_t x = s->v->ring[(s->v->head + k) & mask];
         if (skip != NULL && x < s->skip_cap && skip[x] > 0) {
             skip[x]--;
             continue;
@@ -755,8 +771,8 @@ save_run(const ark__slot_view *v, uint64_t i, uint64_t end, unsigned char *buf,
         for (; i < stop; i++, slot += stride) {
             uint32_t stamp;
             /* Sequential, but the hardware prefetcher alone leaves the
-             * loop waiting on memory: ask 2 KiB ahead. */
-            ARK_PREFETCH_READ(slot + 2048);
+             * loop waiting on memory: ask 4 KiB ahead. */
+            ARK_PREFETCH_READ(slot + 4096);
             memcpy(&stamp, slot, 4);
             if (what == SAVE_STAMPS) {
                 put_le32(buf + len, stamp);
@@ -915,14 +931,14 @@ ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
     const ark__slot_view *v = s->v;
     size_t payload = io->payload;
     if (payload == 0) {
-        save_runs(v, o, 1, s->issued, 0, SAVE_STAMPS);
+        save_runs(v, o, 1, s->v->issued, 0, SAVE_STAMPS);
     }
     /* A pool's slots in blocks: one stamp for a block of live slots with
      * the same generation, else every stamp; then the payloads. */
     bool mixed = false;
-    for (uint64_t i = 1; i < s->issued && payload != 0;) {
-        uint64_t end =
-            s->issued - i < ARK__SNAP_BLOCK ? s->issued : i + ARK__SNAP_BLOCK;
+    for (uint64_t i = 1; i < s->v->issued && payload != 0;) {
+        uint64_t end = s->v->issued - i < ARK__SNAP_BLOCK ? s->v->issued
+                                                          : i + ARK__SNAP_BLOCK;
         save_block(v, o, i, end, payload, &mixed);
         i = end;
     }
@@ -1289,7 +1305,7 @@ static ark_status load_blocks(ark__slots *s, ark__snap_in *in, uint64_t issued,
 
 /* A listed slot: in range, not live, listed once. */
 static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
-    if (i == 0 || i >= s->issued) {
+    if (i == 0 || i >= s->v->issued) {
         return NULL;
     }
     char *slot = ark__slot_at(s->v, i);
@@ -1315,8 +1331,8 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             return ARK_ECORRUPT;
         }
         *ark__next_gen(slot) = next;
-        s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = i;
-        s->nfree++;
+        s->v->ring[(s->v->head + s->v->nfree) & (s->v->ring_cap - 1)] = i;
+        s->v->nfree++;
     }
     for (uint64_t k = 0; k < hd->npending; k++) {
         uint32_t i = ark__snap_get32(in);
@@ -1339,7 +1355,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
     }
     /* Live and listed slots are distinct and counted: with nothing retired
      * they are all the issued ones. */
-    for (uint64_t i = 1; i < s->issued && hd->retired > 0; i++) {
+    for (uint64_t i = 1; i < s->v->issued && hd->retired > 0; i++) {
         char *slot = ark__slot_at(s->v, i);
         if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
             *ark__next_gen(slot) = ARK__RETIRED;
@@ -1365,8 +1381,8 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
     if (st != ARK_OK) {
         return st;
     }
-    s->issued = hd->issued;
-    s->count = (size_t)live;
+    s->v->issued = hd->issued;
+    s->v->count = (size_t)live;
     /* One bit per issued slot: justified, the slots have arrived. */
     size_t words = (size_t)((hd->issued + 63) >> 6);
     uint64_t *seen = ark__alloc(&s->alloc, words * sizeof *seen, 0);

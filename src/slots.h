@@ -73,25 +73,15 @@ typedef struct ark__slots_config {
 } ark__slots_config;
 
 typedef struct ark__slots {
-    /* hot: read by take, remove and free */
+    /* hot: the free-slot queue, issued, count and fast_stamp_max live in
+     * the container's view (core.h), where the inline insert and remove
+     * of pool.h reach them */
     ark__slot_view *v; /* the container's view: layout and slot storage */
-    uint32_t *ring;    /* FIFO of free slots (and dead entries, see insert_at);
-                          ring_cap >= issued - 1 and >= nfree + ring_dead */
-    uint64_t ring_cap, head, nfree;
-    uint64_t issued;  /* slots [0, issued) were handed out at least once */
-    size_t count;     /* live elements, marked and dying ones excluded */
-    uint64_t limit;   /* 2^index_bits: slots the layout addresses */
-    uint64_t retired; /* slots whose generations are used up */
-    /* remove's inline path takes a live stamp up to this (the slot is
-     * queued after): gen_max without a hook or dead ring entries, else 0
-     * (ark__slots_refresh_fast keeps it). */
-    uint32_t fast_stamp_max;
+    uint64_t limit;    /* 2^index_bits: slots the layout addresses */
+    uint64_t retired;  /* slots whose generations are used up */
     bool has_hook;
     bool draining;  /* a remove, flush or clear is running hooks */
     uint64_t dying; /* slot whose on_remove runs now, or 0 */
-    /* Ring entries of slots insert_at took out of the ring (see
-     * "insert_at" below): the ring holds nfree + ring_dead entries. */
-    uint64_t ring_dead;
     /* cold */
     const ark__slot_ops *ops;
     void *owner;
@@ -165,15 +155,15 @@ ark_status ark__slots_grow_fresh(ark__slots *s);
 
 /* True when the next take reuses a free slot rather than a fresh one. */
 static inline bool ark__slots_reuses(const ark__slots *s) {
-    return s->nfree >= ARK_REUSE_DELAY ||
-           (s->nfree > 0 && s->issued >= s->limit);
+    return s->v->nfree >= ARK_REUSE_DELAY ||
+           (s->v->nfree > 0 && s->v->issued >= s->limit);
 }
 
 /* Make sure the next take allocates nothing (for a container that must
  * grow its own storage in between). Errors: ARK_EFULL, ARK_ENOMEM. */
 static inline ark_status ark__slots_prepare(ark__slots *s) {
     if (!ark__slots_reuses(s) &&
-        (s->issued >= s->v->cap || s->issued > s->ring_cap)) {
+        (s->v->issued >= s->v->cap || s->v->issued > s->v->ring_cap)) {
         return ark__slots_grow_fresh(s);
     }
     return ARK_OK;
@@ -184,51 +174,6 @@ static inline ark_status ark__slots_prepare(ark__slots *s) {
  * it; linking it is the caller's business.
  * Errors: ARK_EFULL, ARK_ENOMEM; nothing changes on error. */
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
-
-/* take's common cases, for a container's insert: the oldest free slot
- * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
- * ring room. Returns the slot (stamped and counted, as take leaves it),
- * or NULL, having changed nothing, when the general take must run
- * (growth, the end of the index space, dead ring entries). No call and
- * no allocation, so a container's insert built on it needs no stack
- * frame. v is s->v, passed by the container from a fixed offset. */
-static inline char *ark__slots_take_fast(ark__slots *s, const ark__slot_view *v,
-                                         uint64_t *index) {
-    uint64_t i, nfree = s->nfree;
-    char *p;
-    uint32_t gen;
-    if (nfree >= ARK_REUSE_DELAY) {
-        if (ARK_UNLIKELY(s->ring_dead != 0)) {
-            return NULL;
-        }
-        const uint32_t *ring = s->ring;
-        uint64_t mask = s->ring_cap - 1;
-        uint64_t head = s->head;
-        i = ring[head];
-        head = (head + 1) & mask;
-        s->head = head;
-        s->nfree = nfree - 1;
-        /* FIFO reuse hands out the coldest free slot: start loading the
-         * one 8 inserts ahead (63 or more are still queued) so that its
-         * miss overlaps. */
-        ARK_PREFETCH_WRITE(ark__slot_at(v, ring[(head + 8) & mask]));
-        p = ark__slot_at(v, i);
-        gen = *ark__next_gen(p);
-    } else {
-        i = s->issued;
-        /* v->cap <= s->limit: containers never give storage past it. */
-        if (ARK_UNLIKELY(i >= v->cap || i > s->ring_cap)) {
-            return NULL;
-        }
-        s->issued = i + 1;
-        p = ark__slot_at(v, i);
-        gen = 0;
-    }
-    *ark__stamp(p) = gen + 1;
-    s->count++;
-    *index = i;
-    return p;
-}
 
 /* The handle of live slot i. */
 static inline ark_handle ark__slots_handle(const ark__slots *s, uint64_t i,
@@ -246,13 +191,12 @@ static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
         s->retired++;
         return;
     }
-    if (ARK_UNLIKELY(s->ring_dead != 0)) {
+    if (ARK_UNLIKELY(s->v->ring_dead != 0)) {
         ark__slots_free_dead(s, i, slot, gen);
         return;
     }
     *ark__next_gen(slot) = gen + 1;
-    s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = (uint32_t)i;
-    s->nfree++;
+    ark__slot_enqueue(s->v, i);
 }
 
 /* Set fast_stamp_max from has_hook and ring_dead; called wherever they
@@ -263,41 +207,28 @@ void ark__slots_refresh_fast(ark__slots *s);
  * running), dead ring entries, or a slot to retire. */
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot);
 
+/* remove when the inline path does not apply: h is not live (its
+ * status), or remove_slow. */
+ark_status ark__slots_remove_general(ark__slots *s, ark_handle h);
+
 /* Remove the element h names: unlink, on_remove, drop, free. Without a
  * hook nothing can call back, so the whole removal is straight-line code
- * with the container's ops inlined; every other path is a tail call, so
- * the common one needs no stack frame. The container passes its view and
- * itself (c == s->owner) so that their fields are a fixed offset from one
+ * (ark__slot_removable and ark__slot_release of core.h) with the
+ * container's ops inlined; every other path is a tail call, so the common
+ * one needs no stack frame. The container passes its view and itself
+ * (c == s->owner) so that their fields are a fixed offset from one
  * pointer, not loads through the engine. */
-static inline ark_status ark__slots_remove(ark__slots *s,
-                                           const ark__slot_view *v,
+static inline ark_status ark__slots_remove(ark__slots *s, ark__slot_view *v,
                                            const ark__slot_ops *ops, void *c,
                                            ark_handle h) {
-    uint64_t i = h & v->layout.index_mask;
-    char *slot;
-    if (ARK_LIKELY(i < v->nflat)) {
-        slot = v->flat + (size_t)i * v->stride;
-    } else if (i < v->cap) {
-        slot = ark__slot_paged(v, i);
-    } else {
-        return ark__slots_classify(s, h);
+    uint64_t i;
+    char *slot = ark__slot_removable(v, h, &i);
+    if (ARK_UNLIKELY(slot == NULL)) {
+        return ark__slots_remove_general(s, h);
     }
-    uint32_t stamp = *ark__stamp(slot);
-    if (stamp != ark__handle_stamp(&v->layout, h)) {
-        return ark__slots_classify(s, h);
-    }
-    if (ARK_UNLIKELY(stamp > s->fast_stamp_max)) {
-        return ark__slots_remove_slow(s, i, slot);
-    }
-    /* No hook, no dead ring entries, generations left: unlink, drop and
-     * queue the slot, its next generation being stamp (gen + 1). */
-    s->count--;
     ops->unlink(c, i);
-    *ark__stamp(slot) = 0;
     ops->drop(c, slot);
-    *ark__next_gen(slot) = stamp;
-    s->ring[(s->head + s->nfree) & (s->ring_cap - 1)] = (uint32_t)i;
-    s->nfree++;
+    ark__slot_release(v, i, slot);
     return ARK_OK;
 }
 

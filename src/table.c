@@ -268,7 +268,7 @@ static void table_drop_row(void *c, char *slot) {
 static uint64_t table_next_live(const void *c, uint64_t from) {
     const ark_table *t = c;
     const ark__table_slot *slots = slot_array(t);
-    for (uint64_t i = from; i < t->s.issued; i++) {
+    for (uint64_t i = from; i < t->view.slots.issued; i++) {
         if (slots[i].stamp != 0) {
             return i;
         }
@@ -499,7 +499,7 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
     uint64_t i;
     char *slot = NULL;
     if (ARK_LIKELY(t->view.rows < t->cap)) {
-        slot = ark__slots_take_fast(&t->s, &t->view.slots, &i);
+        slot = ark__slot_take_fast(&t->view.slots, &i);
     }
     if (slot == NULL) {
         ark_status st = table_take_slow(t, &i, &slot);
@@ -531,7 +531,7 @@ ark_status ark_table_check(const ark_table *t, ark_handle h) {
 
 size_t ark_table_count(const ark_table *t) {
     assert(t != NULL);
-    return t->s.count;
+    return t->view.slots.count;
 }
 
 ark_status ark_table_remove(ark_table *t, ark_handle h) {
@@ -556,11 +556,11 @@ void ark_table_clear(ark_table *t, bool table_run_hook) {
 
 ark_status ark_table_reserve(ark_table *t, size_t n) {
     assert(t != NULL);
-    if (n <= t->s.count) {
+    if (n <= t->view.slots.count) {
         return ARK_OK;
     }
     /* Marked rows keep their places until a flush. */
-    size_t marked = t->view.rows - t->s.count;
+    size_t marked = t->view.rows - t->view.slots.count;
     if (n > t->max_cap - marked) {
         return ARK_EFULL;
     }
@@ -597,12 +597,12 @@ static ark_status validate_rows(const ark_table *t) {
     size_t marked = (s->npending - s->pending_done) +
                     (s->ndoomed - s->doomed_done) + (s->dying != 0);
     if (t->cap % 8 != 0 || t->view.rows > t->cap ||
-        t->view.rows != s->count + marked) {
+        t->view.rows != s->v->count + marked) {
         return ARK_ECORRUPT;
     }
     for (size_t r = 0; r < t->view.rows; r++) {
         uint32_t i = t->row_slots[r];
-        if (i == 0 || i >= s->issued || slots[i].row != r) {
+        if (i == 0 || i >= s->v->issued || slots[i].row != r) {
             return ARK_ECORRUPT;
         }
     }
@@ -697,7 +697,7 @@ static ark_status load_row_slots(ark_table *t, ark__snap_in *in, size_t rows,
                                  uint64_t *eligible) {
     const ark__slots *s = &t->s;
     ark__table_slot *slots = slot_array(t);
-    for (uint64_t i = 1; i < s->issued; i++) {
+    for (uint64_t i = 1; i < s->v->issued; i++) {
         if (slots[i].stamp != 0) {
             eligible[i >> 6] |= (uint64_t)1 << (i & 63);
         }
@@ -712,7 +712,7 @@ static ark_status load_row_slots(ark_table *t, ark__snap_in *in, size_t rows,
             return in->st;
         }
         uint64_t bit = (uint64_t)1 << (i & 63);
-        if (i >= s->issued || (eligible[i >> 6] & bit) == 0) {
+        if (i >= s->v->issued || (eligible[i >> 6] & bit) == 0) {
             return ARK_ECORRUPT;
         }
         eligible[i >> 6] &= ~bit;
@@ -747,7 +747,7 @@ static ark_status table_load_body(ark_table *t, ark__snap_in *in,
     if (st != ARK_OK) {
         return st;
     }
-    size_t words = (size_t)((t->s.issued + 63) >> 6);
+    size_t words = (size_t)((t->view.slots.issued + 63) >> 6);
     uint64_t *eligible = ark__alloc(&t->s.alloc, words * sizeof *eligible, 0);
     if (eligible == NULL) {
         return ARK_ENOMEM;

@@ -610,6 +610,85 @@ TEST(randomized_against_model) {
     free(log);
 }
 
+/* ark_pool_insert and ark_pool_remove are inline for their common cases
+ * (pool.h) and out of line for the rest. A pool with a hook takes the
+ * general remove every time, one without takes the inline one (and the
+ * general one to retire a slot): the same operations on both must give
+ * the same statuses and handles, on the reserved range and on pages. */
+static void inline_and_general_paths_agree(const ark_allocator *alloc,
+                                           unsigned index_bits,
+                                           unsigned gen_bits) {
+    hook_log *log = calloc(1, sizeof *log);
+    CHECK(log != NULL);
+    ark_pool_config cfg = {.elem_size = sizeof(item),
+                           .elem_align = 8,
+                           .index_bits = index_bits,
+                           .gen_bits = gen_bits,
+                           .allocator = alloc};
+    ark_pool *plain = make_pool(&cfg);
+    cfg.on_remove = log_remove;
+    cfg.user = log;
+    ark_pool *hooked = make_pool(&cfg);
+    CHECK(plain != NULL && hooked != NULL);
+    enum { CAP = 1 << 12 };
+    ark_handle *hs = malloc(CAP * sizeof *hs); /* issued, live or not */
+    CHECK(hs != NULL);
+    size_t nh = 0;
+    uint64_t removed = 0, state = harness_seed();
+    const uint64_t OPS = harness_scaled(200000);
+    for (uint64_t op = 0; op < OPS; op++) {
+        uint64_t r = harness_below(&state, 100);
+        if (r < 50 || nh == 0) {
+            item it = {op, harness_rand(&state)};
+            ark_handle a = 0, b = 0;
+            ark_status sa = ark_pool_insert(plain, &it, &a);
+            CHECK_STATUS(ark_pool_insert(hooked, &it, &b), sa);
+            CHECK_EQ(a, b);
+            if (sa == ARK_OK) {
+                hs[nh < CAP ? nh++ : harness_below(&state, CAP)] = a;
+            }
+        } else if (r < 95) {
+            /* a live handle, a stale one, or a forged neighbour */
+            ark_handle h = hs[harness_below(&state, nh)] ^ (r < 90 ? 0 : r);
+            ark_status sa = ark_pool_remove(plain, h);
+            CHECK_STATUS(ark_pool_remove(hooked, h), sa);
+            removed += sa == ARK_OK;
+        } else {
+            ark_handle h = hs[harness_below(&state, nh)];
+            ark_status sa = ark_pool_remove_later(plain, h);
+            CHECK_STATUS(ark_pool_remove_later(hooked, h), sa);
+            removed += sa == ARK_OK;
+            CHECK_EQ(ark_pool_flush(plain), ark_pool_flush(hooked));
+        }
+        CHECK_EQ(ark_pool_count(plain), ark_pool_count(hooked));
+        if (op % 4096 == 0) {
+            CHECK_OK(ark__pool_validate(plain));
+            CHECK_OK(ark__pool_validate(hooked));
+        }
+    }
+    CHECK_EQ(log->total, removed);
+    CHECK(removed > 1000);
+    CHECK_EQ(ark__pool_retired(plain), ark__pool_retired(hooked));
+    CHECK(gen_bits > 8 || ark__pool_retired(plain) > 0);
+    CHECK_OK(ark__pool_validate(plain));
+    CHECK_OK(ark__pool_validate(hooked));
+    ark_pool_destroy(plain);
+    ark_pool_destroy(hooked);
+    free(hs);
+    free(log);
+}
+
+TEST(inline_and_general_paths_agree_reserved) {
+    inline_and_general_paths_agree(NULL, 12, 20);
+}
+
+TEST(inline_and_general_paths_agree_pages_retiring) {
+    test_allocator t;
+    test_allocator_init(&t);
+    inline_and_general_paths_agree(&t.base, 8, 3);
+    CHECK_EQ(t.live_blocks, 0);
+}
+
 /* One scenario run with the k-th allocation failing: inserts, with every
  * fifth insert marking an earlier element for removal, then a reserve. */
 typedef struct oom_progress {

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,13 @@ extern "C" {
 #define ARK_INLINE static inline
 #else
 #define ARK_INLINE inline
+#endif
+
+/* Private: start loading the cache line at p for writing (a hint). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ARK__PREFETCH_W(p) __builtin_prefetch((p), 1)
+#else
+#define ARK__PREFETCH_W(p) ((void)(p))
 #endif
 
 /* Private: branch hints for hot loops. */
@@ -173,6 +181,15 @@ typedef struct ark_handle_layout {
  * even while cap is 0 (then flat points at a static zero slot and nflat is
  * 1). data_off is the offset of what the slot carries (a pool's element, a
  * table's row number).
+ * The rest is the handle engine's free-slot queue and counts (src/slots.h
+ * says what they mean), here so that the inline insert and remove of a
+ * pool can run in the caller's loop: ring (ring_cap entries, a power of
+ * two >= issued - 1 and >= nfree + ring_dead) holds the free slots from
+ * head on, oldest first, nfree of them plus ring_dead dead entries (see
+ * insert_at in src/slots.h); slots [0, issued) were handed out once;
+ * count excludes marked elements; a remove takes the inline path for a
+ * live stamp up to fast_stamp_max (0 while a hook is set or dead entries
+ * are queued).
  */
 typedef struct ark__slot_view {
     ark_handle_layout layout;
@@ -184,6 +201,11 @@ typedef struct ark__slot_view {
     size_t data_off;
     uint64_t page_mask;
     unsigned page_shift;
+    uint32_t fast_stamp_max;
+    uint32_t *ring;
+    uint64_t ring_cap, head, nfree, ring_dead;
+    uint64_t issued;
+    size_t count;
 } ark__slot_view;
 
 /*
@@ -258,6 +280,162 @@ ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
         slot = ark__slot_at(v, i < v->cap ? i : 0);
     }
     return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
+}
+
+/* Private: largest element ark__copy_upto64 takes (and the inline insert
+ * of a pool). */
+#define ARK__INLINE_ELEM_MAX 64
+
+/* Private: copy n <= 64 bytes with at most four fixed-size moves that may
+ * overlap (the compiler inlines each; no call, so a hot path using it needs no
+ * stack frame). The branches depend on n alone, which is the same on
+ * every call for one container. Inlined into a caller whose element GCC
+ * can see (a single-file build, LTO), the moves for larger sizes read
+ * past it on paths n rules out, which -Wstringop-overread cannot tell. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
+ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_upto64(void *dst, const void *src,
+                                                   size_t n) {
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    if (n >= 16) {
+        if (n <= 32) {
+            memcpy(d, s, 16);
+            memcpy(d + n - 16, s + n - 16, 16);
+        } else {
+            memcpy(d, s, 32);
+            memcpy(d + n - 32, s + n - 32, 32);
+        }
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
+
+/* Private: copy a caller's element of n <= 64 bytes into a container. Callers
+ * usually build the element on their stack just before the call, field by
+ * field; a load wider than those stores cannot take its bytes from them
+ * (store-to-load forwarding) and waits, about 15 cycles, for them to reach
+ * the cache. So an element made of 4-byte words is copied a word at a
+ * time (a 4-byte load lies inside any store of a 4-byte or wider field);
+ * the empty asm keeps the compiler from merging the words back into wide
+ * moves or a memcpy call. Same process, 100K inserts into a warm pool of
+ * 16-byte elements written by the caller: 9.5 -> 7.6 ns. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_in(void *dst, const void *src,
+                                               size_t n) {
+    if ((n & 3) != 0) {
+        ark__copy_upto64(dst, src, n);
+        return;
+    }
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    for (size_t k = 0; k < n; k += 4) {
+        uint32_t w;
+        memcpy(&w, s + k, 4);
+#if defined(__GNUC__) || defined(__clang__)
+        __asm__("" : "+r"(w));
+#endif
+        memcpy(d + k, &w, 4);
+    }
+}
+
+/* Private: the engine's inline insert and remove (the common cases; the
+ * rest is out of line in src/slots.c). They touch only the view, so a
+ * container's insert and remove can be inline functions of its public
+ * header and run in the caller's loop: a removal loop keeps more slot
+ * misses in flight when no call separates them. */
+
+/* Private: queue free slot i (its stamp 0, its next generation stored) at
+ * the tail of the FIFO ring, while the ring holds no dead entries. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_enqueue(ark__slot_view *v,
+                                                    uint64_t i) {
+    v->ring[(v->head + v->nfree) & (v->ring_cap - 1)] = (uint32_t)i;
+    v->nfree++;
+}
+
+/* Private: the slot h names, with its index in *index, if it is live and
+ * its removal may take the inline path (stamp <= fast_stamp_max: no hook,
+ * no dead ring entries, generations left); else NULL. */
+ARK_ALWAYS_INLINE ARK_INLINE char *
+ark__slot_removable(const ark__slot_view *v, ark_handle h, uint64_t *index) {
+    char *slot = ark__slot_live(v, h);
+    if (slot == NULL ||
+        *(const uint32_t *)(const void *)slot > v->fast_stamp_max) {
+        return NULL;
+    }
+    *index = h & v->layout.index_mask;
+    return slot;
+}
+
+/* Private: finish the inline removal of slot i, which the container has
+ * unlinked and dropped: uncount it, free it with its stamp (generation +
+ * 1) as its next generation, and queue it. */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
+                                                    uint64_t i, char *slot) {
+    uint32_t *w = (uint32_t *)(void *)slot;
+    uint32_t stamp = w[0];
+    v->count--;
+    w[0] = 0;
+    w[1] = stamp;
+    ark__slot_enqueue(v, i);
+}
+
+/* Private: the slot an insert takes with no call: the oldest free slot
+ * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
+ * ring room. Returns it stamped and counted, with its index in *index, or
+ * NULL, having changed nothing, when the engine's general take must run
+ * (growth, the end of the index space, dead ring entries). Linking it is
+ * the container's business. */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fast(ark__slot_view *v,
+                                                       uint64_t *index) {
+    uint64_t i, nfree = v->nfree;
+    char *p;
+    uint32_t gen;
+    if (nfree >= ARK_REUSE_DELAY) {
+        if (v->ring_dead != 0) {
+            return NULL;
+        }
+        const uint32_t *ring = v->ring;
+        uint64_t mask = v->ring_cap - 1;
+        uint64_t head = v->head;
+        i = ring[head];
+        head = (head + 1) & mask;
+        v->head = head;
+        v->nfree = nfree - 1;
+        /* FIFO reuse hands out the coldest free slot: start loading the
+         * one 8 inserts ahead (63 or more are still queued) so that its
+         * miss overlaps. */
+        ARK__PREFETCH_W(ark__slot_at(v, ring[(head + 8) & mask]));
+        p = ark__slot_at(v, i);
+        gen = ((const uint32_t *)(const void *)p)[1];
+    } else {
+        i = v->issued;
+        /* cap never exceeds the index space: containers give no storage
+         * past it. */
+        if (i >= v->cap || i > v->ring_cap) {
+            return NULL;
+        }
+        v->issued = i + 1;
+        p = ark__slot_at(v, i);
+        gen = 0;
+    }
+    *(uint32_t *)(void *)p = gen + 1;
+    v->count++;
+    *index = i;
+    return p;
 }
 
 #ifdef __cplusplus
