@@ -93,26 +93,26 @@ void ark__slots_fini(ark__slots *s) {
 /* Give the ring room for want slots (a power of two), unrolled to start
  * at 0. Nothing changes on failure. */
 static ark_status grow_ring(ark__slots *s, uint64_t want) {
-    if (want <= s->v->ring_cap) {
+    ark__slot_view *v = s->v;
+    if (want <= v->ring_cap) {
         return ARK_OK;
     }
     uint64_t ncap;
     size_t bytes;
-    if (!ark__grow_cap(s->v->ring_cap, want, sizeof *s->v->ring, &ncap,
-                       &bytes)) {
+    if (!ark__grow_cap(v->ring_cap, want, sizeof *v->ring, &ncap, &bytes)) {
         return ARK_ENOMEM;
     }
     uint32_t *ring = ark__alloc(&s->alloc, bytes, 0);
     if (ring == NULL) {
         return ARK_ENOMEM;
     }
-    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
-        ring[k] = s->v->ring[(s->v->head + k) & (s->v->ring_cap - 1)];
+    for (uint64_t k = 0; k < v->nfree + v->ring_dead; k++) {
+        ring[k] = v->ring[(v->head + k) & (v->ring_cap - 1)];
     }
-    ark__free(&s->alloc, s->v->ring, (size_t)s->v->ring_cap * sizeof *ring);
-    s->v->ring = ring;
-    s->v->ring_cap = ncap;
-    s->v->head = 0;
+    ark__free(&s->alloc, v->ring, (size_t)v->ring_cap * sizeof *ring);
+    v->ring = ring;
+    v->ring_cap = ncap;
+    v->head = 0;
     return ARK_OK;
 }
 
@@ -134,11 +134,12 @@ ark_status ark__slots_grow_fresh(ark__slots *s) {
 }
 
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
+    ark__slot_view *v = s->v;
     ark_status st = ark__slots_prepare(s);
     if (st != ARK_OK) {
         return st;
     }
-    if (s->v->ring_dead != 0 && ark__slots_reuses(s)) {
+    if (v->ring_dead != 0 && ark__slots_reuses(s)) {
         ark__slots_skip_dead(s);
     }
     /* A fresh slot has room now, so take_fast fails only to reuse: at the
@@ -147,13 +148,13 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
      * head). */
     char *p = ark__slot_take_fast(s->v, index);
     if (p == NULL) {
-        uint64_t mask = s->v->ring_cap - 1;
-        uint64_t i = s->v->ring[s->v->head];
-        s->v->head = (s->v->head + 1) & mask;
-        s->v->nfree--;
+        uint64_t mask = v->ring_cap - 1;
+        uint64_t i = v->ring[v->head];
+        v->head = (v->head + 1) & mask;
+        v->nfree--;
         p = ark__slot_at(s->v, i);
         *ark__stamp(p) = *ark__next_gen(p) + 1;
-        s->v->count++;
+        v->count++;
         *index = i;
     }
     *slot = p;
@@ -515,43 +516,45 @@ ark_status ark__slots_validate(const ark__slots *s,
 
 /* Drop the dead entries from the ring, keeping the order of the rest. */
 static void ring_compact(ark__slots *s) {
-    uint64_t mask = s->v->ring_cap - 1, n = s->v->nfree + s->v->ring_dead,
-             w = 0;
+    ark__slot_view *v = s->v;
+    uint64_t mask = v->ring_cap - 1, n = v->nfree + v->ring_dead, w = 0;
     for (uint64_t k = 0; k < n; k++) {
-        uint32_t x = s->v->ring[(s->v->head + k) & mask];
+        uint32_t x = v->ring[(v->head + k) & mask];
         if (x < s->skip_cap && s->skip[x] > 0) {
             s->skip[x]--;
             continue;
         }
-        s->v->ring[(s->v->head + w++) & mask] = x;
+        v->ring[(v->head + w++) & mask] = x;
     }
-    s->v->ring_dead = 0;
+    v->ring_dead = 0;
     ark__slots_refresh_fast(s);
 }
 
 void ark__slots_skip_dead(ark__slots *s) {
-    uint64_t mask = s->v->ring_cap - 1;
-    while (s->v->ring_dead > 0) {
-        uint32_t x = s->v->ring[s->v->head];
+    ark__slot_view *v = s->v;
+    uint64_t mask = v->ring_cap - 1;
+    while (v->ring_dead > 0) {
+        uint32_t x = v->ring[v->head];
         if (x >= s->skip_cap || s->skip[x] == 0) {
             return;
         }
         s->skip[x]--;
-        s->v->ring_dead--;
-        s->v->head = (s->v->head + 1) & mask;
+        v->ring_dead--;
+        v->head = (v->head + 1) & mask;
     }
     ark__slots_refresh_fast(s);
 }
 
 void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
+    ark__slot_view *v = s->v;
     *ark__next_gen(slot) = gen + 1;
-    if (s->v->nfree + s->v->ring_dead == s->v->ring_cap &&
-        grow_ring(s, s->v->ring_cap + 1) != ARK_OK) {
+    if (v->nfree + v->ring_dead == v->ring_cap &&
+        grow_ring(s, v->ring_cap + 1) != ARK_OK) {
         ring_compact(s); /* frees at least one entry: ring_dead > 0 */
     }
-    s->v->ring[(s->v->head + s->v->nfree + s->v->ring_dead) &
-               (s->v->ring_cap - 1)] = (uint32_t)i;
-    s->v->nfree++;
+    v->ring[(v->head + v->nfree + v->ring_dead) & (v->ring_cap - 1)] =
+        (uint32_t)i;
+    v->nfree++;
 }
 
 /* Make skip cover slots [0, want), doubling. */
@@ -611,26 +614,26 @@ static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
 
 /* insert_at past issued: slots [issued, i) become free, in index order. */
 static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
-    uint64_t gap = i - s->v->issued;
-    if (gap > ARK__INSERT_AT_GAP && i >= s->v->cap) {
+    ark__slot_view *v = s->v;
+    uint64_t gap = i - v->issued;
+    if (gap > ARK__INSERT_AT_GAP && i >= v->cap) {
         return ARK_EFULL;
     }
-    uint64_t occupied = s->v->nfree + s->v->ring_dead + gap;
+    uint64_t occupied = v->nfree + v->ring_dead + gap;
     ark_status st = grow_ring(s, occupied > i + 1 ? occupied : i + 1);
-    if (st == ARK_OK && i >= s->v->cap) {
+    if (st == ARK_OK && i >= v->cap) {
         st = s->ops->grow(s->owner, i + 1);
     }
     if (st != ARK_OK) {
         return st;
     }
-    uint64_t mask = s->v->ring_cap - 1;
-    for (uint64_t j = s->v->issued; j < i; j++) {
+    uint64_t mask = v->ring_cap - 1;
+    for (uint64_t j = v->issued; j < i; j++) {
         *ark__next_gen(ark__slot_at(s->v, j)) = 0;
-        s->v->ring[(s->v->head + s->v->nfree + s->v->ring_dead) & mask] =
-            (uint32_t)j;
-        s->v->nfree++;
+        v->ring[(v->head + v->nfree + v->ring_dead) & mask] = (uint32_t)j;
+        v->nfree++;
     }
-    s->v->issued = i + 1;
+    v->issued = i + 1;
     return ARK_OK;
 }
 
