@@ -42,7 +42,9 @@
  *
  * Cost model: get, check, insert, remove, remove_later are O(1); insert
  * allocates only when a new page or reserved range is needed; iteration is
- * O(slots / 64 + live).
+ * O(slots / 64 + live). get, iteration and the common paths of insert and
+ * remove are inline, so a loop of them makes no call (the library exports
+ * them too, for bindings).
  *
  * Thread-safety: none; a pool may be read by several threads at once if
  * none writes.
