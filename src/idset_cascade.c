@@ -103,7 +103,10 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
 /* The id entering group i: the carried id when it travels the way the
  * walk goes (IN walking up, OUT walking down); walking up with OUT, the
  * next group's first id; walking down with IN, the previous group's last
- * id (neither has been changed yet). */
+ * id (neither has been changed yet). That walk ends at group 1 and never
+ * reaches the last group, so group i - 1 is full, or it is group 0
+ * holding 256 - front ids: its last id sits front + 1 slots before its
+ * head (glen and pos_get here cost a third of the step). */
 static ARK_ALWAYS_INLINE inline uint32_t
 incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if ((dir == CASCADE_IN) != down) {
@@ -112,7 +115,9 @@ incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if (!down) {
         return s->v.keys[i + 1];
     }
-    return pos_get(&s->v.groups[i - 1], (unsigned)glen(s, i - 1) - 1u);
+    const grp *p = &s->v.groups[i - 1];
+    unsigned gap = i == 1 ? (unsigned)s->v.front : 0u;
+    return slot_get(p, (p->head - 1u - gap) & SLOT_MASK);
 }
 
 /* Common steps t, t + 1, ... up to stop of the walk from group from, each
@@ -405,14 +410,19 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
 }
 
 /* Insert at (k, j): the cascade runs towards whichever end moves fewer
- * ids (the in-group shift plus one per group crossed). */
+ * ids (the in-group shift plus one per group crossed). Either way the
+ * shift moves the shorter side of group k (at most 127 ids, a memmove),
+ * so the groups crossed decide. */
 static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
     if (k == 0 || k == last || glen(s, k) < GROUP_SIZE) {
         return insert_back(s, k, j, id);
     }
     size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
-    size_t front = (j > 0 ? j - 1u : 0) + k;
+    size_t shift = j == 0                    ? 0
+                   : j - 1u < GROUP_SIZE - j ? j - 1u
+                                             : GROUP_SIZE - j;
+    size_t front = shift + k;
     return front < back ? insert_front(s, k, j, id) : insert_back(s, k, j, id);
 }
 
@@ -577,8 +587,9 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         first_out(s, j);
         return ARK_OK;
     }
-    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
-    if (k != 0 && k != last && j + k < back) {
+    /* Group k's shift moves its shorter side either way (at most 127
+     * ids), so the groups crossed decide. */
+    if (k != 0 && k != last && k < last - k) {
         return remove_front(s, k, j);
     }
     return remove_back(s, k, j);
