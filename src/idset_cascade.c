@@ -364,6 +364,9 @@ static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
  * a join during the downward cascade could make it share. */
 static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
                                 uint32_t mx) {
+    if (s->ndense == 0) {
+        return s->v.front == 0; /* only a new group 0 can need a node */
+    }
     const grp *h = &s->v.groups[k];
     size_t need = h->dense && (!fits(h, mn) || !fits(h, mx));
     need += count_above(s->v.keys + 1, s->win_hi, k);
@@ -555,7 +558,8 @@ static void first_out(ark_idset *s, unsigned j) {
  * front: group k opens a slot at its front, each group down to 1 takes the
  * previous group's last id there, and group 0 gives its last id away. */
 static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
-    size_t need = count_below(s->v.keys, s->win_lo + 1, k);
+    /* No dense group, no promotion: the sweep is skipped. */
+    size_t need = s->ndense ? count_below(s->v.keys, s->win_lo + 1, k) : 0;
     if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
         return ARK_ENOMEM;
     }

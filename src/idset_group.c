@@ -42,8 +42,12 @@ static void rebase(ark_idset *s, size_t k, uint32_t base) {
 void ark__idset_promote(ark_idset *s, size_t k) {
     grp *h = G(s, k);
     uint32_t tmp[GROUP_SIZE];
-    for (unsigned i = 0; i < GROUP_SIZE; i++) {
-        tmp[i] = slot_get(h, i);
+    /* Every slot, dead ones included, widened in one vectorised loop (a
+     * slot_get per slot cost 8-9 instructions each). */
+    const int16_t *d = (const int16_t *)h->data;
+    uint32_t base = h->base;
+    for (size_t i = 0; i < GROUP_SIZE; i++) {
+        tmp[i] = base + (uint32_t)(int32_t)d[i];
     }
     char *n =
         ark__idset_shares(s, k) ? ark__idset_node_take(s) : node_of(h->data);
