@@ -32,9 +32,15 @@ enum cascade_dir { CASCADE_IN, CASCADE_OUT };
  * (1M sparse ids: 3.2 -> 3.1 ns IN, 3.6 -> 3.0 ns OUT; dense even). Walking
  * down, only OUT steps on mostly sparse sets gain (4.7 -> 3.4 ns): an IN
  * step walking down already reads the next group's last id, and on 1M
- * dense ids (2 MB of nodes) a down walk was slower with prefetches. */
+ * dense ids (2 MB of nodes) a down walk was slower with prefetches.
+ * Mostly sparse sets prefetch from 256 groups (64K ids, 256 KB of nodes):
+ * bench_idset --pair at 64K sparse ids, 5 alternating runs, p99 per
+ * operation 582-713 -> 524-549 ns (inserts), 530-556 -> 482-515 ns
+ * (removes), for 8 more instructions a step; at 32K sparse ids (128 KB)
+ * and 64K dense ids (128 KB) prefetching was slower. */
 #define PREFETCH_AHEAD 8u
 #define PREFETCH_MIN_GROUPS 1024u
+#define PREFETCH_MIN_SPARSE 256u
 
 static inline void prefetch_slot(const grp *g, unsigned delta) {
     unsigned slot = (g->head + delta) & SLOT_MASK;
@@ -103,7 +109,10 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
 /* The id entering group i: the carried id when it travels the way the
  * walk goes (IN walking up, OUT walking down); walking up with OUT, the
  * next group's first id; walking down with IN, the previous group's last
- * id (neither has been changed yet). */
+ * id (neither has been changed yet). That walk ends at group 1 and never
+ * reaches the last group, so group i - 1 is full, or it is group 0
+ * holding 256 - front ids: its last id sits front + 1 slots before its
+ * head (glen and pos_get here cost a third of the step). */
 static ARK_ALWAYS_INLINE inline uint32_t
 incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if ((dir == CASCADE_IN) != down) {
@@ -112,7 +121,9 @@ incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if (!down) {
         return s->v.keys[i + 1];
     }
-    return pos_get(&s->v.groups[i - 1], (unsigned)glen(s, i - 1) - 1u);
+    const grp *p = &s->v.groups[i - 1];
+    unsigned gap = i == 1 ? (unsigned)s->v.front : 0u;
+    return slot_get(p, (p->head - 1u - gap) & SLOT_MASK);
 }
 
 /* Common steps t, t + 1, ... up to stop of the walk from group from, each
@@ -150,8 +161,10 @@ static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
 static ARK_ALWAYS_INLINE inline uint32_t
 cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
     size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
-    int pf_walk = !down || (dir == CASCADE_OUT && 2 * s->ndense < s->v.ngroups);
-    if (pf_walk && s->v.ngroups >= PREFETCH_MIN_GROUPS && n > PREFETCH_AHEAD) {
+    int sparse = 2 * s->ndense < s->v.ngroups; /* mostly sparse groups */
+    int pf_walk = !down || (dir == CASCADE_OUT && sparse);
+    size_t pf_min = sparse ? PREFETCH_MIN_SPARSE : PREFETCH_MIN_GROUPS;
+    if (pf_walk && s->v.ngroups >= pf_min && n > PREFETCH_AHEAD) {
         pf_n = n - PREFETCH_AHEAD;
     }
     size_t t = 0;
@@ -359,6 +372,9 @@ static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
  * a join during the downward cascade could make it share. */
 static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
                                 uint32_t mx) {
+    if (s->ndense == 0) {
+        return s->v.front == 0; /* only a new group 0 can need a node */
+    }
     const grp *h = &s->v.groups[k];
     size_t need = h->dense && (!fits(h, mn) || !fits(h, mx));
     need += count_above(s->v.keys + 1, s->win_hi, k);
@@ -405,14 +421,19 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
 }
 
 /* Insert at (k, j): the cascade runs towards whichever end moves fewer
- * ids (the in-group shift plus one per group crossed). */
+ * ids (the in-group shift plus one per group crossed). Either way the
+ * shift moves the shorter side of group k (at most 127 ids, a memmove),
+ * so the groups crossed decide. */
 static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
     if (k == 0 || k == last || glen(s, k) < GROUP_SIZE) {
         return insert_back(s, k, j, id);
     }
     size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
-    size_t front = (j > 0 ? j - 1u : 0) + k;
+    size_t shift = j == 0                    ? 0
+                   : j - 1u < GROUP_SIZE - j ? j - 1u
+                                             : GROUP_SIZE - j;
+    size_t front = shift + k;
     return front < back ? insert_front(s, k, j, id) : insert_back(s, k, j, id);
 }
 
@@ -459,6 +480,28 @@ static ark_status append(ark_idset *s, uint32_t id) {
     return ARK_OK;
 }
 
+/* The group that may hold id, its length, and the first index j there
+ * whose id is >= id. Before the in-group search (8 dependent probes over
+ * the group's 8 or 16 cache lines) every line of the group is prefetched:
+ * on a set whose nodes have left the caches since the group was last
+ * searched, the probes then wait for one miss instead of a chain of them,
+ * and the in-group shift that follows finds its lines too. */
+static size_t search(const ark_idset *s, uint32_t id, size_t *len, size_t *j) {
+    size_t k = id < s->v.keys[0] ? 0 : ark__idset_group_of(&s->v, id);
+    const grp *h = &s->v.groups[k];
+    const char *d = (const char *)h->data;
+    size_t bytes = h->dense ? HALF_BYTES : NODE_BYTES;
+    for (size_t o = 0; o < bytes; o += 4 * LINE_BYTES) {
+        ARK_PREFETCH_WRITE(d + o);
+        ARK_PREFETCH_WRITE(d + o + LINE_BYTES);
+        ARK_PREFETCH_WRITE(d + o + 2 * LINE_BYTES);
+        ARK_PREFETCH_WRITE(d + o + 3 * LINE_BYTES);
+    }
+    *len = glen(s, k);
+    *j = ark__idset_group_lower(h, *len, id);
+    return k;
+}
+
 ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
     assert(s != NULL);
     stats_reset(s);
@@ -470,9 +513,7 @@ ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
     if (id > pos_get(G(s, last), (unsigned)glen(s, last) - 1u)) {
         st = append(s, id);
     } else {
-        size_t k = id < s->v.keys[0] ? 0 : ark__idset_group_of(&s->v, id);
-        size_t len = glen(s, k);
-        size_t j = ark__idset_group_lower(&s->v.groups[k], len, id);
+        size_t len, j, k = search(s, id, &len, &j);
         if (j < len && pos_get(G(s, k), (unsigned)j) == id) {
             return ARK_EEXIST;
         }
@@ -545,7 +586,8 @@ static void first_out(ark_idset *s, unsigned j) {
  * front: group k opens a slot at its front, each group down to 1 takes the
  * previous group's last id there, and group 0 gives its last id away. */
 static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
-    size_t need = count_below(s->v.keys, s->win_lo + 1, k);
+    /* No dense group, no promotion: the sweep is skipped. */
+    size_t need = s->ndense ? count_below(s->v.keys, s->win_lo + 1, k) : 0;
     if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
         return ARK_ENOMEM;
     }
@@ -577,8 +619,9 @@ static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
         first_out(s, j);
         return ARK_OK;
     }
-    size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
-    if (k != 0 && k != last && j + k < back) {
+    /* Group k's shift moves its shorter side either way (at most 127
+     * ids), so the groups crossed decide. */
+    if (k != 0 && k != last && k < last - k) {
         return remove_front(s, k, j);
     }
     return remove_back(s, k, j);
@@ -620,8 +663,16 @@ static ark_status remove_position(ark_idset *s, size_t pos) {
 ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
     assert(s != NULL);
     stats_reset(s);
-    size_t p = ark_idset_find(s, id);
-    return p == ARK_NOT_FOUND ? ARK_ENOTFOUND : remove_position(s, p);
+    if (s->v.count == 0) {
+        return ARK_ENOTFOUND;
+    }
+    size_t len, j, k = search(s, id, &len, &j);
+    if (j == len || pos_get(G(s, k), (unsigned)j) != id) {
+        return ARK_ENOTFOUND;
+    }
+    ark_status st = remove_pos(s, k, (unsigned)j);
+    ark__idset_node_trim(s);
+    return st;
 }
 
 ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {

@@ -54,6 +54,7 @@
 #define LAST_SLOT (GROUP_SIZE - 1u) /* the last position of a full group */
 #define NODE_BYTES 1024u
 #define HALF_BYTES 512u            /* one dense group: 256 int16 */
+#define LINE_BYTES 64u             /* a cache line, for prefetches */
 #define DENSE_HALF ARK__IDSET_HALF /* a dense window is base +- this */
 #define DENSE_SPAN ARK__IDSET_SPAN /* a dense group's max - min, at most */
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */

@@ -323,40 +323,42 @@ void ark__idset_drop_last(ark_idset *s) {
     }
 }
 
+/* Make group k hold the single id v in data (a node, or a dense group's
+ * free half). A sparse group's creation counts as one touch towards a
+ * lazy demotion, so a group whose 256 ids turn out narrow is demoted by
+ * the step that fills it. */
+static void group_one(ark_idset *s, size_t k, void *data, uint32_t v,
+                      int sparse) {
+    grp *h = G(s, k);
+    h->data = data;
+    h->base = sparse ? 0 : ark__idset_centre(v, v);
+    h->head = 0;
+    h->dense = (uint8_t)!sparse;
+    h->credit = (uint16_t)sparse;
+    if (sparse) {
+        ((uint32_t *)data)[0] = v;
+    } else {
+        ((int16_t *)data)[0] = enc(h->base, v);
+    }
+    s->v.keys[k] = v;
+    window_sync(s, k);
+    s->ndense += (size_t)!sparse;
+}
+
 /* Create group k = ngroups holding the single id v; the caller reserved a
  * node unless the even buddy has a free half, and the header capacity. */
 void ark__idset_add_group(ark_idset *s, uint32_t v) {
     size_t k = s->v.ngroups;
     char *half = ark__idset_free_half(s, even_buddy(s, k));
-    grp *h = G(s, k);
-    h->data = half != NULL ? half : ark__idset_node_take(s);
-    h->base = ark__idset_centre(v, v);
-    h->head = 0;
-    h->dense = 1;
-    h->credit = 0;
-    ((int16_t *)h->data)[0] = enc(h->base, v);
-    s->v.keys[k] = v;
-    window_sync(s, k);
+    group_one(s, k, half != NULL ? half : ark__idset_node_take(s), v, 0);
     s->v.ngroups++;
-    s->ndense++;
 }
 
 /* Create group k = ngroups as a sparse group holding the single id v (an
  * append after a wide gap, see append in idset_cascade.c); the caller
- * reserved a node and the header capacity. Its creation counts as one
- * touch towards a lazy demotion, so a group whose 256 ids turn out narrow
- * is demoted by the append that fills it. */
+ * reserved a node and the header capacity. */
 void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
-    size_t k = s->v.ngroups;
-    grp *h = G(s, k);
-    h->data = ark__idset_node_take(s);
-    h->base = 0;
-    h->head = 0;
-    h->dense = 0;
-    h->credit = 1;
-    ((uint32_t *)h->data)[0] = v;
-    s->v.keys[k] = v;
-    window_sync(s, k);
+    group_one(s, s->v.ngroups, ark__idset_node_take(s), v, 1);
     s->v.ngroups++;
 }
 
@@ -380,19 +382,15 @@ void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
     headers_shift(s, 1, 0);
     s->v.ngroups++;
     s->odd0 ^= 1u;
-    grp *h = G(s, 0);
-    h->data = ark__idset_node_take(s);
-    h->base = ark__idset_centre(v, v);
-    h->head = 0;
-    h->dense = 1;
-    h->credit = 0;
-    ((int16_t *)h->data)[0] = enc(h->base, v);
-    s->v.keys[0] = v;
-    window_sync(s, 0);
-    s->ndense++;
+    /* Before a sparse group 1 whose first id is more than 257 above v
+     * (256 such gaps exceed 65535), the new group starts sparse, as an
+     * append after a wide gap does: a dense one would be promoted by the
+     * ids group 1 passes it next. */
+    int sparse = !G(s, 1)->dense && s->v.keys[1] - v > DENSE_SPAN / LAST_SLOT;
+    group_one(s, 0, ark__idset_node_take(s), v, sparse);
     s->v.front = LAST_SLOT;
-    if (!is_odd(s, 0) && s->v.groups[1].dense && !ark__idset_shares(s, 1) &&
-        ark__idset_free_half(s, 0) != NULL) {
+    if (!sparse && !is_odd(s, 0) && s->v.groups[1].dense &&
+        !ark__idset_shares(s, 1) && ark__idset_free_half(s, 0) != NULL) {
         ark__idset_join(s, 1);
     }
 }
