@@ -94,6 +94,8 @@ ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
                                                 uint64_t i);
 ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,
                                                   ark_handle h);
+ARK_INLINE_API extern inline ark_handle
+ark__slot_handle(const ark__slot_view *v, uint64_t i, const char *slot);
 ARK_INLINE_API extern inline void ark__copy_upto64(void *dst, const void *src,
                                                    size_t n);
 ARK_INLINE_API extern inline void ark__copy_in(void *dst, const void *src,

@@ -652,12 +652,17 @@ static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
 }
 
 /* Remove the id at position pos < count. */
-static ark_status remove_position(ark_idset *s, size_t pos) {
-    unsigned j;
-    size_t k = locate(s, pos, &j);
+/* remove_pos, then give back the nodes it freed. */
+static ark_status remove_trim(ark_idset *s, size_t k, unsigned j) {
     ark_status st = remove_pos(s, k, j);
     ark__idset_node_trim(s);
     return st;
+}
+
+static ark_status remove_position(ark_idset *s, size_t pos) {
+    unsigned j;
+    size_t k = locate(s, pos, &j);
+    return remove_trim(s, k, j);
 }
 
 ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
@@ -670,9 +675,7 @@ ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
     if (j == len || pos_get(G(s, k), (unsigned)j) != id) {
         return ARK_ENOTFOUND;
     }
-    ark_status st = remove_pos(s, k, (unsigned)j);
-    ark__idset_node_trim(s);
-    return st;
+    return remove_trim(s, k, (unsigned)j);
 }
 
 ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {

@@ -33,6 +33,9 @@ ARK_API extern inline ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                                  ark_handle *out);
 ARK_API extern inline ark_status ark_pool_remove(ark_pool *p, ark_handle h);
 ARK_INLINE_API extern inline ark__pool_view *ark__pool_view_mut(ark_pool *p);
+ARK_INLINE_API extern inline void ark__pool_link(ark__pool_view *v, uint64_t i);
+ARK_INLINE_API extern inline char *ark__pool_take(ark__pool_view *v,
+                                                  uint64_t *i);
 ARK_INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,
                                                    uint64_t i);
 ARK_INLINE_API extern inline const ark__pool_view *
@@ -344,18 +347,6 @@ void ark_pool_destroy(ark_pool *p) {
 
 /* ---- elements ---------------------------------------------------------- */
 
-/* Show live slot i to iteration. */
-static inline void pool_link(ark_pool *p, uint64_t i) {
-    p->view.live[i >> 6] |= (uint64_t)1 << (i & 63);
-}
-
-/* The handle of the element just put in live slot i. */
-static inline ark_handle pool_handle(const ark_pool *p, uint64_t i,
-                                     const char *slot) {
-    return ark__handle_make(&p->view.slots.layout, i,
-                            *(const uint32_t *)(const void *)slot - 1);
-}
-
 /* insert and alloc in general (elem NULL: a zeroed element): any element
  * size, growth, the end of the index space. *at gets the element. */
 static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
@@ -366,7 +357,7 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
     if (st != ARK_OK) {
         return st;
     }
-    pool_link(p, i);
+    ark__pool_link(&p->view, i);
     char *e = slot + p->view.slots.data_off;
     if (elem == NULL) {
         memset(e, 0, p->view.elem_size);
@@ -376,7 +367,7 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
         memcpy(e, elem, p->view.elem_size);
     }
     if (out != NULL) {
-        *out = pool_handle(p, i, slot);
+        *out = ark__slot_handle(&p->view.slots, i, slot);
     }
     *at = e;
     return ARK_OK;
@@ -395,31 +386,17 @@ static ARK_NOINLINE void *pool_alloc_slow(ark_pool *p, ark_handle *out) {
     return pool_add(p, NULL, out, &e) == ARK_OK ? e : NULL;
 }
 
-/* The common case of insert and alloc, with no call: a slot from the
- * engine's take_fast for an element of at most ARK__INLINE_ELEM_MAX
- * bytes, linked; NULL (nothing changed) when pool_add must run. */
-static inline char *pool_take_fast(ark_pool *p, uint64_t *i) {
-    if (ARK_UNLIKELY(p->view.elem_size > ARK__INLINE_ELEM_MAX)) {
-        return NULL;
-    }
-    char *slot = ark__slot_take_fast(&p->view.slots, i);
-    if (ARK_LIKELY(slot != NULL)) {
-        pool_link(p, *i);
-    }
-    return slot;
-}
-
 void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
     assert(p != NULL);
     uint64_t i;
-    char *slot = pool_take_fast(p, &i);
+    char *slot = ark__pool_take(&p->view, &i);
     if (ARK_UNLIKELY(slot == NULL)) {
         return pool_alloc_slow(p, out);
     }
     char *e = slot + p->view.slots.data_off;
     ark__zero_upto64(e, p->view.elem_size);
     if (out != NULL) {
-        *out = pool_handle(p, i, slot);
+        *out = ark__slot_handle(&p->view.slots, i, slot);
     }
     return e;
 }
@@ -557,7 +534,7 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     if (st != ARK_OK) {
         return st;
     }
-    pool_link(p, i);
+    ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
 }

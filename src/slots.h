@@ -175,12 +175,6 @@ static inline ark_status ark__slots_prepare(ark__slots *s) {
  * Errors: ARK_EFULL, ARK_ENOMEM; nothing changes on error. */
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
 
-/* The handle of live slot i. */
-static inline ark_handle ark__slots_handle(const ark__slots *s, uint64_t i,
-                                           char *slot) {
-    return ark__handle_make(&s->v->layout, i, *ark__stamp(slot) - 1);
-}
-
 /* Queue slot i (stamp already 0) whose last generation was gen, or retire
  * it when its generations are used up. Never fails: the ring has room for
  * every issued slot but slot 0. */

@@ -516,7 +516,7 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
         zero_elem(cols[k] + r * sizes[k], sizes[k]);
     }
     if (out != NULL) {
-        *out = ark__slots_handle(&t->s, i, slot);
+        *out = ark__slot_handle(&t->view.slots, i, slot);
     }
     if (row != NULL) {
         *row = r;

@@ -181,8 +181,8 @@ typedef struct ark_handle_layout {
  * even while cap is 0 (then flat points at a static zero slot and nflat is
  * 1). data_off is the offset of what the slot carries (a pool's element, a
  * table's row number).
- * The rest is the handle engine's free-slot queue and counts (src/slots.h
- * says what they mean), here so that the inline insert and remove of a
+ * The rest is the handle engine's free-slot queue and counts, here so
+ * that the inline insert and remove of a
  * pool can run in the caller's loop: ring (ring_cap entries, a power of
  * two >= issued - 1 and >= nfree + ring_dead) holds the free slots from
  * head on, oldest first, nfree of them plus ring_dead dead entries (see
@@ -280,6 +280,13 @@ ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
         slot = ark__slot_at(v, i < v->cap ? i : 0);
     }
     return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
+}
+
+/* Private: the handle of live slot i of v. */
+ARK_ALWAYS_INLINE ARK_INLINE ark_handle
+ark__slot_handle(const ark__slot_view *v, uint64_t i, const char *slot) {
+    return ark__handle_make(&v->layout, i,
+                            *(const uint32_t *)(const void *)slot - 1);
 }
 
 /* Private: largest element ark__copy_upto64 takes (and the inline insert

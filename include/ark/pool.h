@@ -132,6 +132,12 @@ ARK_ALWAYS_INLINE ARK_INLINE ark__pool_view *ark__pool_view_mut(ark_pool *p) {
     return (ark__pool_view *)(void *)p;
 }
 
+/* Private: set slot i's live bit (show it to iteration). */
+ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_link(ark__pool_view *v,
+                                                 uint64_t i) {
+    v->live[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
 /* Private: clear slot i's live bit; ~(1 << k) as a rotation of ~1, one
  * instruction fewer on a hot path. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_unlink(ark__pool_view *v,
@@ -139,6 +145,22 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_unlink(ark__pool_view *v,
     unsigned k = (unsigned)(i & 63);
     uint64_t keep = ~(uint64_t)1;
     v->live[i >> 6] &= keep << k | keep >> ((64 - k) & 63);
+}
+
+/* Private: the common case of insert and alloc, with no call: a slot from
+ * the engine's fast take for an element of at most ARK__INLINE_ELEM_MAX
+ * bytes, its live bit set; NULL (nothing changed) when the general path
+ * must run (growth, large elements, the rest). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take(ark__pool_view *v,
+                                                  uint64_t *i) {
+    if (v->elem_size > ARK__INLINE_ELEM_MAX) {
+        return NULL;
+    }
+    char *slot = ark__slot_take_fast(&v->slots, i);
+    if (slot != NULL) {
+        ark__pool_link(v, *i);
+    }
+    return slot;
 }
 
 /* Private: insert and remove past their inline paths (src/pool.c). */
@@ -175,21 +197,17 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
 ARK_INLINE ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                       ark_handle *out) {
     /* Inline, so that a loop of inserts runs without a call: a slot from
-     * the queue or a fresh one (ark__slot_take_fast), its live bit, the
-     * copy; growth, large elements and the rest are out of line. */
+     * the queue or a fresh one (ark__pool_take), the copy; growth, large
+     * elements and the rest are out of line. */
     ark__pool_view *v = ark__pool_view_mut(p);
     uint64_t i;
-    char *slot = v->elem_size <= ARK__INLINE_ELEM_MAX
-                     ? ark__slot_take_fast(&v->slots, &i)
-                     : NULL;
+    char *slot = ark__pool_take(v, &i);
     if (slot == NULL) {
         return ark__pool_insert_slow(p, elem, out);
     }
-    v->live[i >> 6] |= (uint64_t)1 << (i & 63);
     ark__copy_in(slot + v->slots.data_off, elem, v->elem_size);
     if (out != NULL) {
-        *out = ark__handle_make(&v->slots.layout, i,
-                                *(const uint32_t *)(const void *)slot - 1);
+        *out = ark__slot_handle(&v->slots, i, slot);
     }
     return ARK_OK;
 }
