@@ -146,13 +146,13 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
      * end of the index space (fewer than ARK_REUSE_DELAY queued) or past
      * dead entries still queued behind the head (skip_dead cleared the
      * head). */
-    char *p = ark__slot_take_fast(s->v, index);
+    char *p = ark__slot_take_fast(v, index);
     if (p == NULL) {
         uint64_t mask = v->ring_cap - 1;
         uint64_t i = v->ring[v->head];
         v->head = (v->head + 1) & mask;
         v->nfree--;
-        p = ark__slot_at(s->v, i);
+        p = ark__slot_at(v, i);
         *ark__stamp(p) = *ark__next_gen(p) + 1;
         v->count++;
         *index = i;
