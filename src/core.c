@@ -3,7 +3,9 @@
  * core.c - status strings, the default allocator, handle layouts.
  */
 #include "core_internal.h"
+#include "vmem_internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #if defined(_WIN32)
 #include <malloc.h> /* _aligned_malloc */
@@ -77,6 +79,22 @@ ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
     }
     *out = *a;
     return ARK_OK;
+}
+
+/* Linux gives malloc'd memory huge pages only in THP "always" mode; the
+ * common default is "madvise". A table of hundreds of megabytes read at
+ * random with 4 KiB pages spends much of each access walking page tables,
+ * and faults 512 times as often while it fills (docs/idmap.md, "Huge
+ * pages"). The block's partial 2 MiB pages at either end keep 4 KiB
+ * pages; the hint is ignored where unsupported. */
+void ark__alloc_hint_huge(const ark_allocator *a, void *p, size_t size) {
+    const size_t huge = (size_t)2 << 20;
+    if (a->alloc != libc_alloc || p == NULL || size < 2 * huge) {
+        return;
+    }
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(huge - 1);
+    ark__vmem_hint_huge((void *)lo, (size_t)(hi - lo));
 }
 
 /* The one external definition of each private inline helper of core.h

@@ -50,6 +50,13 @@ static inline void *ark__alloc(const ark_allocator *a, size_t size,
     return a->alloc(a->ctx, size, align);
 }
 
+/* Ask for transparent huge pages over the whole 2 MiB pages inside
+ * [p, p + size), a block just allocated through a, when a is the default
+ * allocator and the block is at least 4 MiB; nothing otherwise (a caller's
+ * allocator owns its memory). For tables read at random: see the
+ * definition. */
+void ark__alloc_hint_huge(const ark_allocator *a, void *p, size_t size);
+
 /* Free through a; ptr may be NULL. */
 static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {
     if (ptr != NULL) {

@@ -274,6 +274,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     if (slots == NULL) {
         return REHASH_NOMEM;
     }
+    ark__alloc_hint_huge(&m->alloc, slots, table_bytes(g));
     ark_idmap n = *m;
     n.slots = slots;
     n.ctrl = (uint8_t *)(slots + g * ARK__IDMAP_SLOTS);
