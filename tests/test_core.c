@@ -146,10 +146,13 @@ static void plain_free(void *ctx, void *p, size_t size) {
     free(p);
 }
 
+#endif
+
 /* The default allocator's large blocks ask for huge pages over their
  * whole 2 MiB pages (VmFlags "hg"); a caller's allocator's never do, nor
- * blocks under 4 MiB. Skipped where the kernel has no THP. */
+ * blocks under 4 MiB. Linux only; skipped where the kernel has no THP. */
 TEST(large_default_blocks_ask_for_huge_pages) {
+#if defined(__linux__)
     FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     if (thp == NULL) {
         return;
@@ -174,5 +177,5 @@ TEST(large_default_blocks_ask_for_huge_pages) {
         ark__free(both[i], big, size);
         ark__free(both[i], little, huge);
     }
-}
 #endif
+}
