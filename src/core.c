@@ -5,7 +5,6 @@
 #include "core_internal.h"
 #include "vmem_internal.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #if defined(_WIN32)
 #include <malloc.h> /* _aligned_malloc */
@@ -85,16 +84,20 @@ ark_status ark__allocator_init(ark_allocator *out, const ark_allocator *a) {
  * common default is "madvise". A table of hundreds of megabytes read at
  * random with 4 KiB pages spends much of each access walking page tables,
  * and faults 512 times as often while it fills (docs/idmap.md, "Huge
- * pages"). The block's partial 2 MiB pages at either end keep 4 KiB
- * pages; the hint is ignored where unsupported. */
-void ark__alloc_hint_huge(const ark_allocator *a, void *p, size_t size) {
-    const size_t huge = (size_t)2 << 20;
-    if (a->alloc != libc_alloc || p == NULL || size < 2 * huge) {
-        return;
+ * pages"). Aligned to a huge page, every page of the block can be one
+ * (the alignment costs address space, not memory). Where the OS offers no
+ * hint, or for a caller's allocator (its memory is its own), nothing
+ * changes. */
+void *ark__alloc_table(const ark_allocator *a, size_t size, size_t align) {
+    size_t huge = ark__vmem_huge_size();
+    if (huge == 0 || a->alloc != libc_alloc || size < 2 * huge) {
+        return ark__alloc(a, size, align);
     }
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-    uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(huge - 1);
-    ark__vmem_hint_huge((void *)lo, (size_t)(hi - lo));
+    char *p = ark__alloc(a, size, align > huge ? align : huge);
+    if (p != NULL) {
+        ark__vmem_hint_huge(p, size & ~(huge - 1));
+    }
+    return p;
 }
 
 /* The one external definition of each private inline helper of core.h

@@ -50,12 +50,11 @@ static inline void *ark__alloc(const ark_allocator *a, size_t size,
     return a->alloc(a->ctx, size, align);
 }
 
-/* Ask for transparent huge pages over the whole 2 MiB pages inside
- * [p, p + size), a block just allocated through a, when a is the default
- * allocator and the block is at least 4 MiB; nothing otherwise (a caller's
- * allocator owns its memory). For tables read at random: see the
- * definition. */
-void ark__alloc_hint_huge(const ark_allocator *a, void *p, size_t size);
+/* Allocate a block of at least size bytes that will be read at random
+ * (a hash table), as ark__alloc does; from the default allocator, a block
+ * of at least 4 MiB is aligned to the huge page size and asks for huge
+ * pages (see the definition). A caller's allocator is used as is. */
+void *ark__alloc_table(const ark_allocator *a, size_t size, size_t align);
 
 /* Free through a; ptr may be NULL. */
 static inline void ark__free(const ark_allocator *a, void *ptr, size_t size) {

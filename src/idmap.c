@@ -270,11 +270,10 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
 /* Move every entry into a new table of g groups hashed with seed. On
  * failure the map is untouched. */
 static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
-    ark_idmap_slot *slots = ark__alloc(&m->alloc, table_bytes(g), 64);
+    ark_idmap_slot *slots = ark__alloc_table(&m->alloc, table_bytes(g), 64);
     if (slots == NULL) {
         return REHASH_NOMEM;
     }
-    ark__alloc_hint_huge(&m->alloc, slots, table_bytes(g));
     ark_idmap n = *m;
     n.slots = slots;
     n.ctrl = (uint8_t *)(slots + g * ARK__IDMAP_SLOTS);

@@ -58,6 +58,14 @@ void ark__vmem_hint_huge(void *addr, size_t bytes) {
 #endif
 }
 
+size_t ark__vmem_huge_size(void) {
+#if defined(MADV_HUGEPAGE) && defined(__linux__)
+    return (size_t)2 << 20;
+#else
+    return 0;
+#endif
+}
+
 void ark__vmem_prefault(void *addr, size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(addr, bytes, MADV_POPULATE_WRITE);
@@ -91,6 +99,8 @@ void ark__vmem_hint_huge(void *addr, size_t bytes) {
     (void)bytes;
 }
 
+size_t ark__vmem_huge_size(void) { return 0; }
+
 void ark__vmem_prefault(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
@@ -120,6 +130,8 @@ void ark__vmem_hint_huge(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
 }
+
+size_t ark__vmem_huge_size(void) { return 0; }
 
 void ark__vmem_prefault(void *addr, size_t bytes) {
     (void)addr;

@@ -31,6 +31,10 @@ int ark__vmem_commit(void *addr, size_t bytes);
  * can get them, so small containers keep 4 KiB pages. */
 void ark__vmem_hint_huge(void *addr, size_t bytes);
 
+/* The huge page size ark__vmem_hint_huge can obtain (2 MiB on Linux), or
+ * 0 where the hint does nothing. */
+size_t ark__vmem_huge_size(void);
+
 /* Fault in committed [addr, addr + bytes) with one system call where the
  * OS offers it (Linux 5.14+ MADV_POPULATE_WRITE): a trap per page on
  * first touch costs microseconds in a virtual machine. A hint, silently
