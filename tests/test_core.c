@@ -134,10 +134,10 @@ static int vma_has_flag(uintptr_t addr, const char *flag) {
     return found;
 }
 
+/* A caller's allocator: aligned_alloc, the size rounded up to align. */
 static void *plain_alloc(void *ctx, size_t size, size_t align) {
     (void)ctx;
-    (void)align;
-    return malloc(size);
+    return aligned_alloc(align, (size + align - 1) & ~(align - 1));
 }
 
 static void plain_free(void *ctx, void *p, size_t size) {
