@@ -137,6 +137,10 @@ typedef struct ark_idmap {
  * addresses and clocks, distinct per map but not secret: the probe bound
  * still caps every operation). Nothing but the map itself is allocated until
  * the first insert or reserve. *out is set only on success.
+ * Memory: with a = NULL (the C library), a table of 4 MiB or more is
+ * aligned to 2 MiB and, on Linux, asks for transparent huge pages
+ * (madvise), which makes random access to a large map 10-20% faster; pass
+ * an allocator to decide yourself (its memory is never advised).
  * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
