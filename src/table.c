@@ -208,7 +208,7 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
         ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot), &bytes)) {
         return ARK_ENOMEM;
     }
-    ark__table_slot *slots = ark__alloc(&t->s.alloc, bytes, 0);
+    ark__table_slot *slots = ark__alloc_table(&t->s.alloc, bytes, 0);
     if (slots == NULL) {
         return ARK_ENOMEM;
     }
