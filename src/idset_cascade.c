@@ -651,7 +651,6 @@ static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
     return ARK_OK;
 }
 
-/* Remove the id at position pos < count. */
 /* remove_pos, then give back the nodes it freed. */
 static ark_status remove_trim(ark_idset *s, size_t k, unsigned j) {
     ark_status st = remove_pos(s, k, j);
@@ -659,6 +658,7 @@ static ark_status remove_trim(ark_idset *s, size_t k, unsigned j) {
     return st;
 }
 
+/* Remove the id at position pos < count. */
 static ark_status remove_position(ark_idset *s, size_t pos) {
     unsigned j;
     size_t k = locate(s, pos, &j);

@@ -629,7 +629,7 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     }
     uint64_t mask = v->ring_cap - 1;
     for (uint64_t j = v->issued; j < i; j++) {
-        *ark__next_gen(ark__slot_at(s->v, j)) = 0;
+        *ark__next_gen(ark__slot_at(v, j)) = 0;
         v->ring[(v->head + v->nfree + v->ring_dead) & mask] = (uint32_t)j;
         v->nfree++;
     }
