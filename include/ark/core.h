@@ -64,11 +64,14 @@ extern "C" {
 #define ARK_INLINE inline
 #endif
 
-/* Private: start loading the cache line at p for writing (a hint). */
+/* Private: start loading the cache line at p for writing, or for reading
+ * (hints: a prefetch never faults, wherever p points). */
 #if defined(__GNUC__) || defined(__clang__)
 #define ARK__PREFETCH_W(p) __builtin_prefetch((p), 1)
+#define ARK__PREFETCH_R(p) __builtin_prefetch((p), 0)
 #else
 #define ARK__PREFETCH_W(p) ((void)(p))
+#define ARK__PREFETCH_R(p) ((void)(p))
 #endif
 
 /* Private: branch hints for hot loops. */

@@ -451,6 +451,14 @@ ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
                                   stamp - 1);
 }
 
+/* Private: how far ahead of the slot it visits the walk asks for memory,
+ * in bytes. The hardware's stream prefetchers stop at every 4 KiB page, so
+ * a walk over a pool larger than the caches stalls there without a hint;
+ * one per step, 4 KiB on, measured at 10M elements of 16 bytes (best of 7
+ * walks): dense 2.39 -> 1.53 ns an element, 10% holes 2.82 -> 1.78 (1024
+ * bytes on: 1.84 and 2.10; 2048: 1.62 and 1.84; 3072 as 4096). */
+#define ARK__POOL_AHEAD 4096
+
 /* Advance to the next live element. In a word with holes each step takes
  * the lowest bit left (the bits are taken when the walk enters the word,
  * so a step depends on the last only through one bit-clear, and a hole
@@ -467,6 +475,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
             unsigned b = ark__ctz64(bits);
             it->bits = bits & (bits - 1);
             char *slot = it->base + (size_t)b * it->stride;
+            ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
             uint32_t stamp = *(const uint32_t *)(const void *)slot;
             if (ARK_LIKELY(stamp != 0)) {
                 ark__pool_iter_at(it, slot, b, stamp);
@@ -475,6 +484,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
         } else if (it->left != 0) {
             unsigned b = 64 - it->left--;
             char *slot = it->next;
+            ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
             it->next = slot + it->stride;
             uint32_t stamp = *(const uint32_t *)(const void *)slot;
             if (ARK_LIKELY(stamp != 0)) {
