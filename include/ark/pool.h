@@ -453,10 +453,11 @@ ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
 
 /* Private: how far ahead of the slot it visits the walk asks for memory,
  * in bytes. The hardware's stream prefetchers stop at every 4 KiB page, so
- * a walk over a pool larger than the caches stalls there without a hint;
- * one per step, 4 KiB on, measured at 10M elements of 16 bytes (best of 7
- * walks): dense 2.39 -> 1.53 ns an element, 10% holes 2.82 -> 1.78 (1024
- * bytes on: 1.84 and 2.10; 2048: 1.62 and 1.84; 3072 as 4096). */
+ * a walk over slots that are not in the caches stalls there without a
+ * hint; one per step, 4 KiB on, measured at 10M elements of 16 bytes,
+ * caches flushed before each walk: dense 2.34 -> 1.56 ns an element, 10%
+ * holes 2.78 -> 1.78; 1, 2 and 3 KiB on were slower or equal (see
+ * docs/pool.md, "Layout and cost"). */
 #define ARK__POOL_AHEAD 4096
 
 /* Advance to the next live element. In a word with holes each step takes
