@@ -88,8 +88,7 @@ ARK_API extern inline ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
                                                uint64_t value);
 ARK_API extern inline ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
                                                   uint64_t value);
-ARK_INLINE_API extern inline void ark__idmap_iter_seek(ark_idmap_iter *it,
-                                                       size_t from);
+ARK_INLINE_API extern inline void ark__idmap_iter_step(ark_idmap_iter *it);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
 ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);
@@ -549,15 +548,10 @@ void ark_idmap_each(const ark_idmap *m,
                     bool (*fn)(uint64_t key, uint64_t value, void *ud),
                     void *ud) {
     assert(m != NULL && fn != NULL);
-    for (size_t g = 0; g < m->groups; g++) {
-        ark__idmap_mask full = ark__idmap_full(m->ctrl + g * 16);
-        const ark_idmap_slot *s = m->slots + g * ARK__IDMAP_SLOTS;
-        while (full != 0) {
-            const ark_idmap_slot *e = s + ark__ctz64(full);
-            if (!fn(e->key, e->value, ud)) {
-                return;
-            }
-            full &= full - 1;
+    for (ark_idmap_iter it = ark_idmap_iter_begin(m); ark_idmap_iter_valid(&it);
+         ark_idmap_iter_next(&it)) {
+        if (!fn(it.key, it.value, ud)) {
+            return;
         }
     }
 }
