@@ -585,8 +585,7 @@ typedef struct ark_idmap_iter {
     uint64_t key;   /* current key */
     uint64_t value; /* its value */
     const ark_idmap *map;
-    size_t index;         /* current slot; SIZE_MAX at the end */
-    size_t group, groups; /* the group being walked; the table's groups */
+    size_t group, groups; /* the group being walked (>= groups: the end) */
     ark__idmap_mask rest; /* its full slots not visited yet */
 } ark_idmap_iter;
 
@@ -601,14 +600,12 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__idmap_iter_step(ark_idmap_iter *it) {
     const ark_idmap *m = it->map;
     while (it->rest == 0) {
         if (++it->group >= it->groups) {
-            it->index = SIZE_MAX;
-            return;
+            return; /* the end */
         }
         it->rest = ark__idmap_full(m->ctrl + it->group * 16);
     }
     size_t i = it->group * ARK__IDMAP_SLOTS + ark__idmap_first(it->rest);
     it->rest &= it->rest - 1;
-    it->index = i;
     it->key = m->slots[i].key;
     it->value = m->slots[i].value;
 }
@@ -619,7 +616,6 @@ ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
     it.map = m;
     it.key = 0;
     it.value = 0;
-    it.index = SIZE_MAX;
     it.groups = m->count == 0 ? 0 : m->gmask + 1;
     it.group = SIZE_MAX; /* the walk enters group 0 first */
     it.rest = 0;
@@ -629,7 +625,7 @@ ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
 
 /* Return true while the iterator is at an entry. */
 ARK_INLINE bool ark_idmap_iter_valid(const ark_idmap_iter *it) {
-    return it->index != SIZE_MAX;
+    return it->group < it->groups;
 }
 
 /* Advance to the next entry. */
