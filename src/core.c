@@ -119,6 +119,10 @@ ARK_INLINE_API extern inline ark_handle
 ark__slot_handle(const ark__slot_view *v, uint64_t i, const char *slot);
 ARK_INLINE_API extern inline void ark__copy_upto64(void *dst, const void *src,
                                                    size_t n);
+ARK_INLINE_API extern inline void ark__copy_word(char *dst, const char *src);
+ARK_INLINE_API extern inline void ark__copy_words8(char *dst, const char *src);
+ARK_INLINE_API extern inline void ark__copy_words16(char *dst, const char *src);
+ARK_INLINE_API extern inline void ark__copy_words32(char *dst, const char *src);
 ARK_INLINE_API extern inline void ark__copy_in(void *dst, const void *src,
                                                size_t n);
 ARK_INLINE_API extern inline void ark__slot_enqueue(ark__slot_view *v,
