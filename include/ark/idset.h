@@ -86,6 +86,17 @@ typedef struct ark__idset_view {
 /* An id set (opaque). */
 typedef struct ark_idset ark_idset;
 
+/* Private: the id in slot `slot` of a dense group (base + the int16
+ * delta there). The delta goes through a signed local because GCC's
+ * -Wsign-conversion flags the folded (uint32_t)(int32_t) cast of an
+ * int16_t. */
+ARK_ALWAYS_INLINE ARK_INLINE uint32_t ark__idset_dense_id(uint32_t base,
+                                                          const void *data,
+                                                          unsigned slot) {
+    int32_t delta = ((const int16_t *)data)[slot];
+    return base + (uint32_t)delta;
+}
+
 /* Private: the group geometry the inline functions need. A group holds
  * ARK__IDSET_GROUP ids (position p is in group p >> ARK__IDSET_SHIFT, slot
  * (head + p) & ARK__IDSET_MASK); a dense group stores id - base as int16,
@@ -139,7 +150,7 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
         if (g->dense) {
             int16_t *d = (int16_t *)g->data;
             uint32_t off = id - (g->base - ARK__IDSET_HALF);
-            if (id > g->base + (uint32_t)(int32_t)d[prev] &&
+            if (id > ark__idset_dense_id(g->base, d, prev) &&
                 off <= ARK__IDSET_SPAN) {
                 d[slot] = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
                 v->count++;
@@ -219,8 +230,7 @@ ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     size_t j = k != 0 ? at : pos; /* the index inside the group, mod 256 */
     unsigned slot = (unsigned)(g->head + j) & ARK__IDSET_MASK;
     if (g->dense) {
-        const int16_t *d = (const int16_t *)g->data;
-        return g->base + (uint32_t)(int32_t)d[slot];
+        return ark__idset_dense_id(g->base, g->data, slot);
     }
     return ((const uint32_t *)g->data)[slot];
 }
@@ -419,10 +429,8 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__idset_iter_load(ark_idset_iter *it) {
     it->base = g->base;
     it->dense = g->dense;
     it->slot = (unsigned)(g->head + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
-    it->id =
-        g->dense
-            ? g->base + (uint32_t)(int32_t)((const int16_t *)g->data)[it->slot]
-            : ((const uint32_t *)g->data)[it->slot];
+    it->id = g->dense ? ark__idset_dense_id(g->base, g->data, it->slot)
+                      : ((const uint32_t *)g->data)[it->slot];
 }
 
 /*
@@ -456,10 +464,8 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark_idset_iter_next(ark_idset_iter *it) {
     if (ARK_LIKELY(pos < it->group_end)) {
         unsigned slot = (it->slot + 1u) & ARK__IDSET_MASK;
         it->slot = slot;
-        it->id = it->dense
-                     ? it->base +
-                           (uint32_t)(int32_t)((const int16_t *)it->data)[slot]
-                     : ((const uint32_t *)it->data)[slot];
+        it->id = it->dense ? ark__idset_dense_id(it->base, it->data, slot)
+                           : ((const uint32_t *)it->data)[slot];
         return;
     }
     ark__idset_iter_load(it);

@@ -221,8 +221,9 @@ ARK_INLINE void ark_ref_release(ark_ref *r) {
  * threads it is a snapshot that may be stale at once.
  */
 ARK_INLINE uint32_t ark_ref_count(const ark_ref *r) {
-    /* C11 atomic loads take a non-const pointer until C17's DR 459. */
-    return atomic_load_explicit((_Atomic uint32_t *)&r->count,
+    /* C11 atomic loads take a non-const pointer until C17's DR 459; the
+     * cast goes through uintptr_t so that -Wcast-qual stays quiet. */
+    return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)&r->count,
                                 memory_order_relaxed);
 }
 #endif /* __cplusplus */
