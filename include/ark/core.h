@@ -81,11 +81,19 @@ extern "C" {
 #define ARK_LIKELY(x) (x)
 #endif
 
+/* Private: a constant of type T in the public macros, written without a
+ * C-style cast in C++ so that users' -Wold-style-cast stays quiet. */
+#ifdef __cplusplus
+#define ARK__CONST(T, x) (static_cast<T>(x))
+#else
+#define ARK__CONST(T, x) ((T)(x))
+#endif
+
 /* An opaque reference to an element of a handle-issuing container. */
 typedef uint64_t ark_handle;
 
 /* The handle no container ever issues. */
-#define ARK_NULL_HANDLE ((ark_handle)0)
+#define ARK_NULL_HANDLE ARK__CONST(ark_handle, 0)
 
 /* Pools and tables reuse a freed slot (oldest first) only once this many
  * are free, or when the index space is used up. A handle removed a moment

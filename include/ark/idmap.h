@@ -83,9 +83,9 @@ extern "C" {
  * systems, 7/8 of 15 * 2^22 on 32-bit ones. reserve and growth beyond it
  * fail with ARK_ENOMEM before anything is allocated. */
 #if SIZE_MAX > 0xffffffffu
-#define ARK__IDMAP_MAX_GROUPS ((size_t)1 << 32)
+#define ARK__IDMAP_MAX_GROUPS (ARK__CONST(size_t, 1) << 32)
 #else
-#define ARK__IDMAP_MAX_GROUPS ((size_t)1 << 22)
+#define ARK__IDMAP_MAX_GROUPS (ARK__CONST(size_t, 1) << 22)
 #endif
 #define ARK_IDMAP_MAX_COUNT (ARK__IDMAP_MAX_GROUPS * ARK__IDMAP_SLOTS * 7 / 8)
 

@@ -58,7 +58,7 @@ extern "C" {
 
 /* The position find returns for an absent id. */
 #ifndef ARK_NOT_FOUND
-#define ARK_NOT_FOUND ((size_t)-1)
+#define ARK_NOT_FOUND SIZE_MAX
 #endif
 
 /* Private: one group header (16 bytes), kept in a contiguous array. */

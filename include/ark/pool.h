@@ -59,8 +59,8 @@ extern "C" {
 #endif
 
 /* The largest element and alignment a pool accepts, in bytes. */
-#define ARK_POOL_MAX_ELEM_SIZE ((size_t)1 << 16)
-#define ARK_POOL_MAX_ELEM_ALIGN ((size_t)1 << 12)
+#define ARK_POOL_MAX_ELEM_SIZE (ARK__CONST(size_t, 1) << 16)
+#define ARK_POOL_MAX_ELEM_ALIGN (ARK__CONST(size_t, 1) << 12)
 
 /*
  * Fill the element fields of an ark_pool_config for type T, the way to
@@ -79,7 +79,7 @@ extern "C" {
 #endif
 
 /* Address space a default pool reserves (max_elements 0), in bytes. */
-#define ARK_POOL_DEFAULT_RESERVE_BYTES ((uint64_t)1 << 30)
+#define ARK_POOL_DEFAULT_RESERVE_BYTES (ARK__CONST(uint64_t, 1) << 30)
 
 /*
  * Pool configuration. Zero fields take their defaults, so

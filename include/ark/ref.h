@@ -67,7 +67,7 @@
 
 /* The most entries an ark_refmap holds: 2^32 - 1 (on 32-bit targets the
  * underlying ark_idmap may run out of address space first). */
-#define ARK_REFMAP_MAX ((size_t)UINT32_MAX)
+#define ARK_REFMAP_MAX ARK__CONST(size_t, UINT32_MAX)
 
 #ifdef __cplusplus
 extern "C" {

@@ -413,7 +413,8 @@ template <class T> class refmap {
             m_,
             [](uint64_t key, ark_ref *r, void *ud) -> bool {
                 F &f = *static_cast<std::remove_reference_t<F> *>(ud);
-                if constexpr (std::is_void_v<decltype(f(key, (T *)nullptr))>) {
+                if constexpr (std::is_void_v<decltype(f(
+                                  key, static_cast<T *>(nullptr)))>) {
                     f(key, detail::from_ref<T>(r));
                     return true;
                 } else {

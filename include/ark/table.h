@@ -61,17 +61,17 @@ extern "C" {
 #endif
 
 /* The row ark_table_row returns for a handle that is not live. */
-#define ARK_NO_ROW ((size_t)-1)
+#define ARK_NO_ROW SIZE_MAX
 
 /* max_rows when the config leaves it 0 (further capped by the index bits
  * and by ARK_TABLE_RESERVE_BYTES / row bytes). */
-#define ARK_TABLE_DEFAULT_MAX_ROWS ((size_t)1 << 24)
+#define ARK_TABLE_DEFAULT_MAX_ROWS (ARK__CONST(size_t, 1) << 24)
 
 /* The most address space a default max_rows reserves, in bytes. */
-#define ARK_TABLE_RESERVE_BYTES ((uint64_t)1 << 36)
+#define ARK_TABLE_RESERVE_BYTES (ARK__CONST(uint64_t, 1) << 36)
 
 /* The largest column element, in bytes. */
-#define ARK_TABLE_MAX_COLUMN_SIZE ((size_t)1 << 16)
+#define ARK_TABLE_MAX_COLUMN_SIZE (ARK__CONST(size_t, 1) << 16)
 
 /*
  * Table configuration. Zero fields take their defaults, so
