@@ -59,7 +59,9 @@
  * full mode, 1 s in quick mode) after at least one run, so the slowest
  * peers keep `make bench` within its time limit; min = max means one run.
  * Compare implementations of one run only, and prefer ROUNDS=3 (bench/
- * run.sh), which interleaves the implementations' processes.
+ * run.sh), which interleaves the implementations' processes. `--pair
+ * ROUNDS [N]` compares ark and slotarray inside one process instead (see
+ * pair_main).
  *
  * The array has no handles: get takes the index, churn removes position j
  * by swap-and-pop (the same elements the handle containers remove, since
@@ -356,7 +358,81 @@ static const impl_fns fns[NIMPLS] = {
  * implementations of one cell run seconds apart, not minutes (run
  * without --impl for side-by-side figures; bench/run.sh runs one process
  * per implementation for their peak RSS). */
+/* ---- --pair: ark and the hand-rolled array in one process ---------- */
+
+enum { PAIR_MAX_ROUNDS = 99 };
+
+static double pair_median(double *v, int n) {
+    bench_sort(v, n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* bench_pool --pair ROUNDS [N]: one seq run (N elements, default 1M) of
+ * ark and of slotarray in turn, ROUNDS times, the order swapped every
+ * round, so that both meet the same phases of a busy host (separate
+ * processes, as `make bench` runs them, can land in different ones).
+ * Prints each phase's median ns per operation for both and the median
+ * (min-max) of the per-round ratios ark / slotarray. Both must agree on
+ * every checksum. */
+static int pair_main(int rounds, size_t n) {
+    static const char *const names[SEQ_ROWS] = {"insert", "iterate", "get_seq",
+                                                "get_random", "remove_random"};
+    if (rounds < 1 || rounds > PAIR_MAX_ROUNDS || n < 1 || n > UINT32_MAX) {
+        fprintf(stderr, "bench_pool: --pair ROUNDS (1-%d) [N]\n",
+                PAIR_MAX_ROUNDS);
+        return 2;
+    }
+    uint32_t *perm = perm_make(n);
+    ark_handle *ah = xmalloc(n * sizeof *ah), *ap = xmalloc(n * sizeof *ap);
+    sa_handle *sh = xmalloc(n * sizeof *sh), *sp = xmalloc(n * sizeof *sp);
+    static double t[2][SEQ_ROWS][PAIR_MAX_ROUNDS], q[SEQ_ROWS][PAIR_MAX_ROUNDS];
+    uint64_t b[SEQ_ROWS], e[SEQ_ROWS], c[2][SEQ_ROWS];
+    for (int r = 0; r < rounds; r++) {
+        for (int turn = 0; turn < 2; turn++) {
+            int who = (r + turn) & 1; /* 0 ark, 1 slotarray */
+            if (who == 0) {
+                ark_seq_once(n, perm, ah, ap, b, e, c[0], NULL);
+            } else {
+                sa_seq_once(n, perm, sh, sp, b, e, c[1], NULL);
+            }
+            for (int w = 0; w < SEQ_ROWS; w++) {
+                t[who][w][r] = (double)(e[w] - b[w]) / (double)n;
+            }
+        }
+        for (int w = 0; w < SEQ_ROWS; w++) {
+            if (c[0][w] != c[1][w]) {
+                fprintf(stderr, "bench_pool: --pair checksum mismatch (%s)\n",
+                        names[w]);
+                return 1;
+            }
+            q[w][r] = t[0][w][r] / t[1][w][r];
+        }
+    }
+    printf("pool --pair: %d rounds, n = %zu, 16-byte elements, %s\n", rounds, n,
+           "ark and slotarray alternating in one process");
+    printf("%-14s %12s %12s %10s %16s\n", "phase", "ark ns/op", "slotarray",
+           "ark/sa", "(min-max)");
+    for (int w = 0; w < SEQ_ROWS; w++) {
+        double ma = pair_median(t[0][w], rounds);
+        double ms = pair_median(t[1][w], rounds);
+        double mq = pair_median(q[w], rounds);
+        printf("%-14s %12.3f %12.3f %10.3f %7.3f-%.3f\n", names[w], ma, ms, mq,
+               q[w][0], q[w][rounds - 1]);
+    }
+    free(sp);
+    free(sh);
+    free(ap);
+    free(ah);
+    free(perm);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "--pair") == 0) {
+        return pair_main(atoi(argv[2]),
+                         argc >= 4 ? (size_t)strtoull(argv[3], NULL, 10)
+                                   : 1000000);
+    }
     bench_args args = bench_parse(argc, argv, impls, NIMPLS);
     sizes s = sizes_for(args.mode);
     for (int w = 0; w < 6; w++) {

@@ -79,10 +79,60 @@ static void PW_FN(stale)(const bench_args *a, size_t n) {
     free(perm);
 }
 
+/* One run of seq (n): insert ids 0..n-1 (handles h), iterate, get h[i]
+ * in order, then get picks[k] and remove picks[k], where picks[k] =
+ * h[perm[k]] is the handle array in random order. b and e get each
+ * phase's begin and end time, c its checksum; *mem (if not NULL) the
+ * bytes per element the peak RSS grew by while inserting. */
+static void PW_FN(seq_once)(size_t n, const uint32_t *perm, PW_H *h,
+                            PW_H *picks, uint64_t b[SEQ_ROWS],
+                            uint64_t e[SEQ_ROWS], uint64_t c[SEQ_ROWS],
+                            double *mem) {
+    long base = mem != NULL ? mem_begin() : 0;
+    PW_C *box = PW_NEW(PW_RESERVE ? n : 0, false);
+    b[0] = bench_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        h[i] = PW_PUT(box, i);
+    }
+    e[0] = bench_now_ns();
+    if (mem != NULL) {
+        *mem = mem_end(base, n);
+    }
+    c[0] = PW_COUNT(box);
+    b[1] = bench_now_ns();
+    c[1] = PW_SUM(box);
+    e[1] = b[2] = bench_now_ns();
+    c[2] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const elem *x = PW_GET(box, h[i]);
+        if (x != NULL) {
+            c[2] += xbits(x);
+        }
+    }
+    e[2] = bench_now_ns();
+    for (size_t k = 0; k < n; k++) {
+        picks[k] = h[perm[k]];
+    }
+    c[3] = 0;
+    b[3] = bench_now_ns();
+    for (size_t k = 0; k < n; k++) {
+        const elem *x = PW_GET(box, picks[k]);
+        if (x != NULL) {
+            c[3] += xbits(x);
+        }
+    }
+    e[3] = b[4] = bench_now_ns();
+    size_t before = PW_COUNT(box);
+    for (size_t k = 0; k < n; k++) {
+        PW_REMOVE(box, picks[k]);
+    }
+    e[4] = bench_now_ns();
+    c[4] = before - PW_COUNT(box);
+    PW_DEL(box);
+}
+
 /* seq (n), rows <fam>_insert, _iterate, _get_seq, _get_random,
- * _remove_random, _memory: insert ids 0..n-1 (handles h), iterate, get
- * h[i] in order, then get picks[k] and remove picks[k], where picks[k] =
- * h[perm[k]] is the handle array in random order. */
+ * _remove_random and _memory (first run only): seq_once repeated. */
 static void PW_FN(seq)(const bench_args *a, const char *fam, size_t n) {
     uint32_t *perm = perm_make(n);
     PW_H *h = PW_HALLOC(n);
@@ -92,48 +142,8 @@ static void PW_FN(seq)(const bench_args *a, const char *fam, size_t n) {
     int run;
     uint64_t start = bench_now_ns();
     for (run = 0; more_runs(a, run, start); run++) {
-        long base = run == 0 ? mem_begin() : 0;
-        PW_C *c = PW_NEW(PW_RESERVE ? n : 0, false);
-        b[0] = bench_now_ns();
-        for (size_t i = 0; i < n; i++) {
-            h[i] = PW_PUT(c, i);
-        }
-        e[0] = bench_now_ns();
-        if (run == 0) {
-            mem = mem_end(base, n);
-        }
-        c5[0] = PW_COUNT(c);
-        b[1] = bench_now_ns();
-        c5[1] = PW_SUM(c);
-        e[1] = b[2] = bench_now_ns();
-        c5[2] = 0;
-        for (size_t i = 0; i < n; i++) {
-            const elem *x = PW_GET(c, h[i]);
-            if (x != NULL) {
-                c5[2] += xbits(x);
-            }
-        }
-        e[2] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            picks[k] = h[perm[k]];
-        }
-        c5[3] = 0;
-        b[3] = bench_now_ns();
-        for (size_t k = 0; k < n; k++) {
-            const elem *x = PW_GET(c, picks[k]);
-            if (x != NULL) {
-                c5[3] += xbits(x);
-            }
-        }
-        e[3] = b[4] = bench_now_ns();
-        size_t before = PW_COUNT(c);
-        for (size_t k = 0; k < n; k++) {
-            PW_REMOVE(c, picks[k]);
-        }
-        e[4] = bench_now_ns();
-        c5[4] = before - PW_COUNT(c);
+        PW_FN(seq_once)(n, perm, h, picks, b, e, c5, run == 0 ? &mem : NULL);
         seq_store(t, run, b, e, n);
-        PW_DEL(c);
     }
     seq_rows(PW_IMPL, fam, n, t, run, c5, mem);
     PW_HFREE(picks);
