@@ -1,94 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_idmap.c - ark_idmap on the workloads of bench_idmap_common.h.
- * The peers (absl::flat_hash_map, std::unordered_map) are in
- * bench_idmap_peers.cpp with the same keys, rows and checksums.
+ * bench_idmap.c - ark_idmap on the workloads of bench_idmap_common.h (the
+ * runner is in bench_idmap_ark.h). The peers (boost::unordered_flat_map,
+ * absl::flat_hash_map, std::unordered_map) are in bench_idmap_peers.cpp
+ * with the same keys, rows and checksums.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "ark/idmap.h"
-#include "bench_idmap_common.h"
+#include "bench_idmap_ark.h"
 
 static const char *const impls[] = {"ark"};
-
-static ark_idmap *build(const idmap_keys *k, int reserve) {
-    ark_idmap *m;
-    if (ark_idmap_create(&m, NULL) != ARK_OK ||
-        (reserve && ark_idmap_reserve(m, k->n) != ARK_OK)) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    for (size_t i = 0; i < k->n; i++) {
-        if (ark_idmap_put(m, k->keys[i], i + 1) != ARK_OK) {
-            fprintf(stderr, "out of memory\n");
-            exit(1);
-        }
-    }
-    return m;
-}
-
-/* Run the workloads until idmap_more says stop; return the runs made. */
-static int run_ark(const bench_args *a, const idmap_keys *k, idmap_result *r) {
-    int run;
-    uint64_t start = bench_now_ns();
-    for (run = 0; idmap_more(a, k->n, run, start); run++) {
-        uint64_t t0 = bench_now_ns();
-        ark_idmap *m = build(k, 0);
-        uint64_t t1 = bench_now_ns();
-        r->ns[IDMAP_INSERT][run] = (double)(t1 - t0);
-        r->sum[IDMAP_INSERT] = ark_idmap_count(m);
-
-        uint64_t sum = 0, v;
-        t0 = bench_now_ns();
-        for (size_t i = 0; i < k->n; i++) {
-            if (ark_idmap_get(m, k->order[i], &v)) {
-                sum += v;
-            }
-        }
-        t1 = bench_now_ns();
-        r->ns[IDMAP_LOOKUP_HIT][run] = (double)(t1 - t0);
-        r->sum[IDMAP_LOOKUP_HIT] = sum;
-
-        sum = 0;
-        t0 = bench_now_ns();
-        for (size_t i = 0; i < k->n; i++) {
-            if (ark_idmap_get(m, k->miss[i], &v)) {
-                sum += v;
-            }
-        }
-        t1 = bench_now_ns();
-        r->ns[IDMAP_LOOKUP_MISS][run] = (double)(t1 - t0);
-        r->sum[IDMAP_LOOKUP_MISS] = sum;
-
-        sum = 0;
-        t0 = bench_now_ns();
-        for (ark_idmap_iter it = ark_idmap_iter_begin(m);
-             ark_idmap_iter_valid(&it); ark_idmap_iter_next(&it)) {
-            sum += it.key + it.value * 3;
-        }
-        t1 = bench_now_ns();
-        r->ns[IDMAP_ITERATE][run] = (double)(t1 - t0);
-        r->sum[IDMAP_ITERATE] = sum;
-
-        sum = 0;
-        t0 = bench_now_ns();
-        for (size_t i = 0; i < k->n; i++) {
-            sum += ark_idmap_remove(m, k->order[i]);
-        }
-        t1 = bench_now_ns();
-        r->ns[IDMAP_REMOVE][run] = (double)(t1 - t0);
-        r->sum[IDMAP_REMOVE] = sum + ark_idmap_count(m);
-        ark_idmap_destroy(m);
-
-        t0 = bench_now_ns();
-        m = build(k, 1);
-        t1 = bench_now_ns();
-        r->ns[IDMAP_INSERT_RESERVE][run] = (double)(t1 - t0);
-        r->sum[IDMAP_INSERT_RESERVE] = ark_idmap_count(m);
-        ark_idmap_destroy(m);
-    }
-    return run;
-}
 
 int main(int argc, char **argv) {
     bench_args a = bench_parse(argc, argv, impls, 1);

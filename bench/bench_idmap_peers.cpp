@@ -3,8 +3,12 @@
 // workloads, rows and checksums: boost::unordered_flat_map (when Debian's
 // libboost1.81-dev is installed), absl::flat_hash_map<uint64_t, uint64_t>
 // (when libabsl-dev is) and std::unordered_map, each with its default hash.
-#include "bench_idmap_common.h"
+// `--pair ROUNDS [N] [PEER]` runs ark (bench_idmap_ark.h) and one peer
+// (boost_flat by default) in turn inside this process; see pair_main.
+#include "bench_idmap_ark.h"
 
+#include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #ifdef ARK_BENCH_HAVE_ABSL
 #include <absl/container/flat_hash_map.h>
@@ -108,9 +112,92 @@ const peer peers[] = {
 };
 const int npeers = sizeof peers / sizeof peers[0];
 
+double median(double *v, int n) {
+    std::sort(v, v + n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One run of every workload, random keys k, by ark (who 0) or the peer. */
+void pair_run(int who, runner peer_run, const idmap_keys *k, idmap_result *r) {
+    bench_args one = {};
+    one.mode = BENCH_SMOKE; /* any mode: runs = 1 stops after one run */
+    one.runs = 1;
+    if (who == 0) {
+        run_ark(&one, k, r);
+    } else {
+        peer_run(&one, k, r);
+    }
+}
+
+/* --pair ROUNDS [N] [PEER]: one run of every workload on N random keys
+ * (default 1M) by ark and by PEER in turn, ROUNDS times, the order
+ * swapped every round, so that both meet the same phases of a busy host
+ * (`make bench` runs them in separate processes, which can land in
+ * different ones). Prints each workload's median ns per operation and the
+ * median (min-max) of the per-round ratios ark / PEER; the checksums must
+ * agree. */
+int pair_main(int rounds, size_t n, const char *name) {
+    enum { MAX_ROUNDS = 99 };
+    const peer *pp = nullptr;
+    for (int i = 0; i < npeers; i++) {
+        if (std::strcmp(peers[i].name, name) == 0) {
+            pp = &peers[i];
+        }
+    }
+    if (pp == nullptr || rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
+        std::fprintf(stderr,
+                     "bench_idmap_peers: --pair ROUNDS (1-%d) [N] "
+                     "[PEER]; no peer %s here\n",
+                     MAX_ROUNDS, name);
+        return 2;
+    }
+    idmap_keys k;
+    idmap_keys_make(&k, n, 1);
+    static double t[2][IDMAP_NWORK][MAX_ROUNDS], q[IDMAP_NWORK][MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++) {
+        idmap_result res[2];
+        for (int turn = 0; turn < 2; turn++) {
+            int who = (r + turn) & 1;
+            pair_run(who, pp->run, &k, &res[who]);
+        }
+        for (int w = 0; w < IDMAP_NWORK; w++) {
+            if (res[0].sum[w] != res[1].sum[w]) {
+                std::fprintf(stderr,
+                             "bench_idmap_peers: --pair checksum "
+                             "mismatch (%s)\n",
+                             idmap_work_names[w]);
+                return 1;
+            }
+            for (int who = 0; who < 2; who++) {
+                t[who][w][r] = res[who].ns[w][0] / (double)n;
+            }
+            q[w][r] = t[0][w][r] / t[1][w][r];
+        }
+    }
+    std::printf("idmap --pair: %d rounds, n = %zu random keys, ark and %s "
+                "alternating in one process\n",
+                rounds, n, name);
+    std::printf("%-15s %10s %10s %9s %14s\n", "workload", "ark ns/op", name,
+                "ratio", "(min-max)");
+    for (int w = 0; w < IDMAP_NWORK; w++) {
+        double ma = median(t[0][w], rounds), mp = median(t[1][w], rounds);
+        double mq = median(q[w], rounds);
+        std::printf("%-15s %10.3f %10.3f %9.3f %6.3f-%.3f\n",
+                    idmap_work_names[w], ma, mp, mq, q[w][0], q[w][rounds - 1]);
+    }
+    idmap_keys_free(&k);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+    if (argc >= 3 && std::strcmp(argv[1], "--pair") == 0) {
+        return pair_main(std::atoi(argv[2]),
+                         argc >= 4 ? std::strtoull(argv[3], nullptr, 10)
+                                   : 1000000,
+                         argc >= 5 ? argv[4] : peers[0].name);
+    }
     const char *names[3];
     for (int i = 0; i < npeers; i++) {
         names[i] = peers[i].name;
