@@ -110,17 +110,50 @@ static inline void bench_sort(double *v, int n) {
     }
 }
 
+/* Sort v in place and return its median. */
+static inline double bench_median(double *v, int n) {
+    bench_sort(v, n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Print one CSV row from the per-run values (sorted in place). */
 static inline void bench_row(const char *section, const char *workload,
                              uint64_t n, const char *impl, double *runs,
                              int nruns, const char *unit, uint64_t checksum) {
-    bench_sort(runs, nruns);
-    double median = nruns % 2 ? runs[nruns / 2]
-                              : (runs[nruns / 2 - 1] + runs[nruns / 2]) / 2;
+    double median = bench_median(runs, nruns);
     printf("%s,%s,%" PRIu64 ",%s,%.4g,%.4g,%.4g,%s,%ld,%" PRIu64 "\n", section,
            workload, n, impl, median, runs[0], runs[nruns - 1], unit,
            bench_peak_rss_kib(), checksum);
     fflush(stdout);
+}
+
+/* The most rounds of a --pair mode (two implementations alternating in one
+ * process; bench_pool, bench_idmap_peers). */
+#define BENCH_PAIR_MAX 99
+
+/* Print one row of a --pair table: the median of a's and of b's per-round
+ * times, and the median (min-max) of the per-round ratios a / b. a and b
+ * are sorted in place. */
+static inline void bench_pair_row(const char *name, double *a, double *b,
+                                  int rounds) {
+    double q[BENCH_PAIR_MAX];
+    for (int r = 0; r < rounds; r++) {
+        q[r] = a[r] / b[r];
+    }
+    double mq = bench_median(q, rounds);
+    double ma = bench_median(a, rounds), mb = bench_median(b, rounds);
+    printf("%-15s %10.3f %10.3f %9.3f %7.3f-%.3f\n", name, ma, mb, mq, q[0],
+           q[rounds - 1]);
+}
+
+/* The header of a --pair table: what ran, then the columns. */
+static inline void bench_pair_head(const char *what, int rounds, size_t n,
+                                   const char *a, const char *b) {
+    printf("%s --pair: %d rounds, n = %zu, %s and %s alternating in one "
+           "process (order swapped every round), ns per operation\n",
+           what, rounds, n, a, b);
+    printf("%-15s %10s %10s %9s %15s\n", "workload", a, b, "ratio",
+           "(min-max)");
 }
 
 /* Keep a value alive so the optimiser cannot drop the work producing it. */

@@ -7,7 +7,6 @@
 // (boost_flat by default) in turn inside this process; see pair_main.
 #include "bench_idmap_ark.h"
 
-#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #ifdef ARK_BENCH_HAVE_ABSL
@@ -112,11 +111,6 @@ const peer peers[] = {
 };
 const int npeers = sizeof peers / sizeof peers[0];
 
-double median(double *v, int n) {
-    std::sort(v, v + n);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One run of every workload, random keys k, by ark (who 0) or the peer. */
 void pair_run(int who, runner peer_run, const idmap_keys *k, idmap_result *r) {
     bench_args one = {};
@@ -137,56 +131,46 @@ void pair_run(int who, runner peer_run, const idmap_keys *k, idmap_result *r) {
  * median (min-max) of the per-round ratios ark / PEER; the checksums must
  * agree. */
 int pair_main(int rounds, size_t n, const char *name) {
-    enum { MAX_ROUNDS = 99 };
     const peer *pp = nullptr;
     for (int i = 0; i < npeers; i++) {
         if (std::strcmp(peers[i].name, name) == 0) {
             pp = &peers[i];
         }
     }
-    if (pp == nullptr || rounds < 1 || rounds > MAX_ROUNDS || n < 1) {
+    if (pp == nullptr || rounds < 1 || rounds > BENCH_PAIR_MAX || n < 1) {
         std::fprintf(stderr,
                      "bench_idmap_peers: --pair ROUNDS (1-%d) [N] "
                      "[PEER]; no peer %s here\n",
-                     MAX_ROUNDS, name);
+                     BENCH_PAIR_MAX, name);
         return 2;
     }
     idmap_keys k;
     idmap_keys_make(&k, n, 1);
-    static double t[2][IDMAP_NWORK][MAX_ROUNDS], q[IDMAP_NWORK][MAX_ROUNDS];
-    for (int r = 0; r < rounds; r++) {
+    static double t[2][IDMAP_NWORK][BENCH_PAIR_MAX];
+    int status = 0;
+    for (int r = 0; r < rounds && status == 0; r++) {
         idmap_result res[2];
         for (int turn = 0; turn < 2; turn++) {
             int who = (r + turn) & 1;
             pair_run(who, pp->run, &k, &res[who]);
-        }
-        for (int w = 0; w < IDMAP_NWORK; w++) {
-            if (res[0].sum[w] != res[1].sum[w]) {
-                std::fprintf(stderr,
-                             "bench_idmap_peers: --pair checksum "
-                             "mismatch (%s)\n",
-                             idmap_work_names[w]);
-                return 1;
-            }
-            for (int who = 0; who < 2; who++) {
+            for (int w = 0; w < IDMAP_NWORK; w++) {
                 t[who][w][r] = res[who].ns[w][0] / (double)n;
             }
-            q[w][r] = t[0][w][r] / t[1][w][r];
+        }
+        if (std::memcmp(res[0].sum, res[1].sum, sizeof res[0].sum) != 0) {
+            std::fprintf(stderr,
+                         "bench_idmap_peers: --pair checksums differ\n");
+            status = 1;
         }
     }
-    std::printf("idmap --pair: %d rounds, n = %zu random keys, ark and %s "
-                "alternating in one process\n",
-                rounds, n, name);
-    std::printf("%-15s %10s %10s %9s %14s\n", "workload", "ark ns/op", name,
-                "ratio", "(min-max)");
-    for (int w = 0; w < IDMAP_NWORK; w++) {
-        double ma = median(t[0][w], rounds), mp = median(t[1][w], rounds);
-        double mq = median(q[w], rounds);
-        std::printf("%-15s %10.3f %10.3f %9.3f %6.3f-%.3f\n",
-                    idmap_work_names[w], ma, mp, mq, q[w][0], q[w][rounds - 1]);
+    if (status == 0) {
+        bench_pair_head("idmap (random keys)", rounds, n, "ark", name);
+        for (int w = 0; w < IDMAP_NWORK; w++) {
+            bench_pair_row(idmap_work_names[w], t[0][w], t[1][w], rounds);
+        }
     }
     idmap_keys_free(&k);
-    return 0;
+    return status;
 }
 
 } // namespace

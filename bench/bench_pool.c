@@ -353,19 +353,7 @@ static const impl_fns fns[NIMPLS] = {
     {NULL, array_holes, array_seq, array_churn}, /* no stale: no handles */
 };
 
-/* Workload-major: every selected implementation runs one workload before
- * any runs the next, in an order that rotates per workload, so the
- * implementations of one cell run seconds apart, not minutes (run
- * without --impl for side-by-side figures; bench/run.sh runs one process
- * per implementation for their peak RSS). */
 /* ---- --pair: ark and the hand-rolled array in one process ---------- */
-
-enum { PAIR_MAX_ROUNDS = 99 };
-
-static double pair_median(double *v, int n) {
-    bench_sort(v, n);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* bench_pool --pair ROUNDS [N]: one seq run (N elements, default 1M) of
  * ark and of slotarray in turn, ROUNDS times, the order swapped every
@@ -377,17 +365,18 @@ static double pair_median(double *v, int n) {
 static int pair_main(int rounds, size_t n) {
     static const char *const names[SEQ_ROWS] = {"insert", "iterate", "get_seq",
                                                 "get_random", "remove_random"};
-    if (rounds < 1 || rounds > PAIR_MAX_ROUNDS || n < 1 || n > UINT32_MAX) {
+    if (rounds < 1 || rounds > BENCH_PAIR_MAX || n < 1 || n > UINT32_MAX) {
         fprintf(stderr, "bench_pool: --pair ROUNDS (1-%d) [N]\n",
-                PAIR_MAX_ROUNDS);
+                BENCH_PAIR_MAX);
         return 2;
     }
     uint32_t *perm = perm_make(n);
     ark_handle *ah = xmalloc(n * sizeof *ah), *ap = xmalloc(n * sizeof *ap);
     sa_handle *sh = xmalloc(n * sizeof *sh), *sp = xmalloc(n * sizeof *sp);
-    static double t[2][SEQ_ROWS][PAIR_MAX_ROUNDS], q[SEQ_ROWS][PAIR_MAX_ROUNDS];
+    static double t[2][SEQ_ROWS][BENCH_PAIR_MAX];
     uint64_t b[SEQ_ROWS], e[SEQ_ROWS], c[2][SEQ_ROWS];
-    for (int r = 0; r < rounds; r++) {
+    int status = 0;
+    for (int r = 0; r < rounds && status == 0; r++) {
         for (int turn = 0; turn < 2; turn++) {
             int who = (r + turn) & 1; /* 0 ark, 1 slotarray */
             if (who == 0) {
@@ -399,34 +388,31 @@ static int pair_main(int rounds, size_t n) {
                 t[who][w][r] = (double)(e[w] - b[w]) / (double)n;
             }
         }
-        for (int w = 0; w < SEQ_ROWS; w++) {
-            if (c[0][w] != c[1][w]) {
-                fprintf(stderr, "bench_pool: --pair checksum mismatch (%s)\n",
-                        names[w]);
-                return 1;
-            }
-            q[w][r] = t[0][w][r] / t[1][w][r];
+        if (memcmp(c[0], c[1], sizeof c[0]) != 0) {
+            fprintf(stderr, "bench_pool: --pair checksums differ\n");
+            status = 1;
         }
     }
-    printf("pool --pair: %d rounds, n = %zu, 16-byte elements, %s\n", rounds, n,
-           "ark and slotarray alternating in one process");
-    printf("%-14s %12s %12s %10s %16s\n", "phase", "ark ns/op", "slotarray",
-           "ark/sa", "(min-max)");
-    for (int w = 0; w < SEQ_ROWS; w++) {
-        double ma = pair_median(t[0][w], rounds);
-        double ms = pair_median(t[1][w], rounds);
-        double mq = pair_median(q[w], rounds);
-        printf("%-14s %12.3f %12.3f %10.3f %7.3f-%.3f\n", names[w], ma, ms, mq,
-               q[w][0], q[w][rounds - 1]);
+    if (status == 0) {
+        bench_pair_head("pool (16-byte elements)", rounds, n, "ark",
+                        "slotarray");
+        for (int w = 0; w < SEQ_ROWS; w++) {
+            bench_pair_row(names[w], t[0][w], t[1][w], rounds);
+        }
     }
     free(sp);
     free(sh);
     free(ap);
     free(ah);
     free(perm);
-    return 0;
+    return status;
 }
 
+/* Workload-major: every selected implementation runs one workload before
+ * any runs the next, in an order that rotates per workload, so the
+ * implementations of one cell run seconds apart, not minutes (run
+ * without --impl for side-by-side figures; bench/run.sh runs one process
+ * per implementation for their peak RSS). */
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "--pair") == 0) {
         return pair_main(atoi(argv[2]),
