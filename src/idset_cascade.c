@@ -265,7 +265,9 @@ static size_t count_above(const uint32_t *v, const uint32_t *hi, size_t n) {
 /* Pre-pass of an insert at (k, j): the nodes its promotions and a new
  * group can need. Group i > k receives x, the old last id of group i - 1,
  * with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
- * does x, and the group cannot promote: no node is read then. */
+ * does x, and the group cannot promote: no node is read then. An insert
+ * into a group with room (a partial group 0) cascades nowhere: only group
+ * k is looked at, so front inserts stay O(1). */
 static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
                           int grows) {
     if (s->ndense == 0) {
@@ -275,10 +277,11 @@ static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
         return 0; /* the freelist covers every dense group and a new one */
     }
     size_t last = s->v.ngroups - 1, need = 0;
+    size_t end = glen(s, k) < GROUP_SIZE ? k : last; /* groups it changes */
     int last_promotes = 0;
     int calm = id >= s->win_lo[k] && id <= s->win_hi[k] &&
-               count_below(s->v.keys + k, s->win_lo + k + 1, last - k) == 0;
-    for (size_t i = k; i <= last && !calm; i++) {
+               count_below(s->v.keys + k, s->win_lo + k + 1, end - k) == 0;
+    for (size_t i = k; i <= end && !calm; i++) {
         const grp *h = &s->v.groups[i];
         if (!h->dense || fits(h, i == k ? id : s->v.keys[i - 1])) {
             continue;
@@ -328,7 +331,9 @@ static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
 static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
     size_t L = glen(s, last);
-    int grows = L == GROUP_SIZE; /* the last group spills into a new one */
+    /* The last group spills into a new one when the insert reaches it
+     * full (a partial group 0 takes the id itself). */
+    int grows = L == GROUP_SIZE && glen(s, k) == GROUP_SIZE;
     size_t need = insert_need(s, k, j, id, grows);
     if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)grows) != ARK_OK) {
         return ARK_ENOMEM;
@@ -381,10 +386,12 @@ static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
     return need + (s->v.front == 0);
 }
 
-/* Insert at (k, j) of full group k >= 1, the cascade running towards the
+/* Insert at (k, j) of full group k, the cascade running towards the
  * front: group k's first id leaves (or id itself when j is 0), each group
  * down to 1 passes one id on, and group 0 takes the last one at its back
- * (a new group 0 starts when it was full). */
+ * (a new group 0 starts when it was full). For k = 0 the id that leaves
+ * starts the new group 0 at once: an insert below the minimum, or into a
+ * full group 0, moves at most 127 ids whatever the number of groups. */
 static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
                                uint32_t id) {
     grp *h = G(s, k);
@@ -403,9 +410,14 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
         s->v.keys[k] = mn;
         ark__idset_settle(s, k, mn, mx);
     }
+    s->v.count++;
+    if (k == 0) {
+        ark__idset_prepend_group(s, x);
+        STAT_ADD(s, moves, 1);
+        return ARK_OK;
+    }
     x = cascade_front_out(s, k, x);
     STAT_ADD(s, moves, 1); /* group 0 takes the last one */
-    s->v.count++;
     if (!full0) {
         grp *g0 = G(s, 0);
         uint32_t first = s->v.keys[0];
@@ -423,11 +435,16 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
 /* Insert at (k, j): the cascade runs towards whichever end moves fewer
  * ids (the in-group shift plus one per group crossed). Either way the
  * shift moves the shorter side of group k (at most 127 ids, a memmove),
- * so the groups crossed decide. */
+ * so the groups crossed decide; a full group 0 crosses none towards the
+ * front (a new group 0 takes its first id), so ids inserted in
+ * descending order cost O(1) moves each, not one per group. */
 static ark_status insert_at(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
-    if (k == 0 || k == last || glen(s, k) < GROUP_SIZE) {
+    if (k == last || glen(s, k) < GROUP_SIZE) {
         return insert_back(s, k, j, id);
+    }
+    if (k == 0) {
+        return insert_front(s, 0, j, id);
     }
     size_t back = (j < LAST_SLOT - j ? j : LAST_SLOT - j) + (last - k);
     size_t shift = j == 0                    ? 0
@@ -565,8 +582,9 @@ static void last_out(ark_idset *s, size_t last, size_t len, unsigned j) {
     ark__idset_settle(s, last, mn, pos_get(h, (unsigned)len - 2u));
 }
 
-/* Group 0, partial and not the last, loses position j: no cascade, the
- * front gap grows (and an emptied group 0 is dropped). */
+/* Group 0, not the last, loses position j: no cascade, the front gap
+ * grows (and an emptied group 0 is dropped). Removing the smallest ids
+ * one by one (the oldest entities first) thus moves O(1) ids each. */
 static void first_out(ark_idset *s, unsigned j) {
     grp *h = G(s, 0);
     size_t len = glen(s, 0);
@@ -615,7 +633,7 @@ static ark_status remove_back(ark_idset *s, size_t k, unsigned j);
 /* Remove (k, j): the cascade runs towards whichever end moves fewer ids. */
 static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
     size_t last = s->v.ngroups - 1;
-    if (k != last && glen(s, k) < GROUP_SIZE) {
+    if (k == 0 && k != last) {
         first_out(s, j);
         return ARK_OK;
     }

@@ -136,9 +136,11 @@ ARK_API void ark_idset_destroy(ark_idset *s);
 /*
  * Insert an id, keeping the order.
  * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
- * Complexity: O(log n + 127 + groups / 2); O(1) amortized when id is above
- * every id held (entities created in increasing order: the inline path
- * below writes the next free slot of the last group).
+ * Complexity: O(log n + 127 + groups / 2); O(log n + 127) when id falls
+ * in the first group or below every id held (descending order), O(1)
+ * amortized when id is above every id held (entities created in
+ * increasing order: the inline path below writes the next free slot of
+ * the last group).
  */
 ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     ark__idset_view *v = (ark__idset_view *)(void *)s;
@@ -190,14 +192,15 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
  * Remove an id.
  * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (another group had to change
  * form and no node could be allocated).
- * Complexity: O(log n + 127 + groups / 2).
+ * Complexity: O(log n + 127 + groups / 2); O(log n + 127) for an id of the
+ * first group (removing the oldest ids first, say).
  */
 ARK_API ark_status ark_idset_remove(ark_idset *s, uint32_t id);
 
 /*
  * Remove the id at a position.
  * Errors: ARK_ERANGE (pos >= count), ARK_ENOMEM (as ark_idset_remove).
- * Complexity: O(127 + groups / 2).
+ * Complexity: O(127 + groups / 2); O(127) in the first group.
  */
 ARK_API ark_status ark_idset_remove_at(ark_idset *s, size_t pos);
 
