@@ -262,14 +262,14 @@ static size_t count_above(const uint32_t *v, const uint32_t *hi, size_t n) {
     return c;
 }
 
-/* Pre-pass of an insert at (k, j): the nodes its promotions and a new
- * group can need. Group i > k receives x, the old last id of group i - 1,
- * with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's window so
- * does x, and the group cannot promote: no node is read then. An insert
- * into a group with room (a partial group 0) cascades nowhere: only group
- * k is looked at, so front inserts stay O(1). */
-static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
-                          int grows) {
+/* Pre-pass of an insert at (k, j) into group k of klen ids: the nodes its
+ * promotions and a new group can need. Group i > k receives x, the old last id
+ * of group i - 1, with keys[i-1] <= x < keys[i]; when keys[i-1] fits group i's
+ * window so does x, and the group cannot promote: no node is read then. An
+ * insert into a group with room (a partial group 0) cascades nowhere: only
+ * group k is looked at, so front inserts stay O(1). */
+static size_t insert_need(const ark_idset *s, size_t k, size_t klen, unsigned j,
+                          uint32_t id, int grows) {
     if (s->ndense == 0) {
         return (size_t)grows; /* only a new group can need a node */
     }
@@ -277,7 +277,7 @@ static size_t insert_need(const ark_idset *s, size_t k, unsigned j, uint32_t id,
         return 0; /* the freelist covers every dense group and a new one */
     }
     size_t last = s->v.ngroups - 1, need = 0;
-    size_t end = glen(s, k) < GROUP_SIZE ? k : last; /* groups it changes */
+    size_t end = klen < GROUP_SIZE ? k : last; /* the groups it changes */
     int last_promotes = 0;
     int calm = id >= s->win_lo[k] && id <= s->win_hi[k] &&
                count_below(s->v.keys + k, s->win_lo + k + 1, end - k) == 0;
@@ -330,17 +330,16 @@ static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
 /* Insert at (k, j), the cascade (if any) running towards the back. */
 static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
     size_t last = s->v.ngroups - 1;
-    size_t L = glen(s, last);
+    size_t L = glen(s, last), len = glen(s, k);
     /* The last group spills into a new one when the insert reaches it
      * full (a partial group 0 takes the id itself). */
-    int grows = L == GROUP_SIZE && glen(s, k) == GROUP_SIZE;
-    size_t need = insert_need(s, k, j, id, grows);
+    int grows = L == GROUP_SIZE && len == GROUP_SIZE;
+    size_t need = insert_need(s, k, len, j, id, grows);
     if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)grows) != ARK_OK) {
         return ARK_ENOMEM;
     }
     /* Mutation: never fails from here on. */
-    grp *h = G(s, k);
-    size_t len = glen(s, k);
+    grp *h = G(s, k); /* acquire may have moved the headers */
     uint32_t mn, mx;
     range_after_put(h, len, j, id, &mn, &mx);
     uint32_t x = len == GROUP_SIZE ? pos_get(h, LAST_SLOT) : 0;
