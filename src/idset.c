@@ -13,7 +13,19 @@ ark__idset_dense_id(uint32_t base, const void *data, unsigned slot);
 ARK_INLINE_API extern inline const ark__idset_view *
 ark__idset_view_of(const ark_idset *s);
 ARK_INLINE_API extern inline size_t
+ark__idset_add_if_le(size_t i, size_t s, uint32_t a, uint32_t key);
+ARK_INLINE_API extern inline size_t
+ark__idset_add_if_lt(size_t i, size_t s, uint32_t a, uint32_t key);
+ARK_INLINE_API extern inline size_t
+ark__idset_add_if_lt16(size_t i, size_t s, int16_t a, int16_t key);
+ARK_INLINE_API extern inline size_t
 ark__idset_group_of(const ark__idset_view *v, uint32_t id);
+ARK_INLINE_API extern inline size_t ark__idset_lower32(const uint32_t *b,
+                                                       size_t n, uint32_t key);
+ARK_INLINE_API extern inline size_t ark__idset_lower16(const int16_t *b,
+                                                       size_t n, int16_t key);
+ARK_INLINE_API extern inline size_t
+ark__idset_full_lower(const ark__idset_group *g, uint32_t id);
 ARK_INLINE_API extern inline size_t
 ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id);
 ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,

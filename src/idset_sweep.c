@@ -9,17 +9,6 @@
  */
 #include "idset_internal.h"
 
-/* The first index in v[0, n) (n >= 1) whose value is >= id, or n. */
-static size_t lower_u32(const uint32_t *v, size_t n, uint32_t id) {
-    const uint32_t *b = v;
-    while (n > 1) {
-        size_t half = n >> 1;
-        b = b[half] < id ? b + half : b;
-        n -= half;
-    }
-    return (size_t)(b - v) + (*b < id);
-}
-
 /* The output side of the sweep: a buffer of up to 256 kept ids, flushed
  * into group k. */
 typedef struct sweep_out {
@@ -76,7 +65,7 @@ static void sweep_group(ark_idset *s, sweep_out *o, const uint32_t *in,
         if (id < in[t]) {
             continue; /* absent, or a repeat */
         }
-        size_t p = t + lower_u32(in + t, len - t, id);
+        size_t p = t + ark__idset_lower32(in + t, len - t, id);
         sweep_emit(s, o, in + t, p - t);
         t = p + (in[p] == id);
     }

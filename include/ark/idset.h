@@ -238,23 +238,98 @@ ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     return ((const uint32_t *)g->data)[slot];
 }
 
+/* Private: i + s when a < key (lt, lt16) or a <= key (le), else i, as a
+ * conditional move: the step of the branchless searches below. Clang 14
+ * for x86-64 turns the plain conditional into a branch (its
+ * cmov-conversion pass), which mispredicts at every other step of a
+ * search: lower_bound over 4K-1M sparse ids took 75-180 ns, 17.5-75 ns
+ * with these steps (same process, medians of 21). The asm pins
+ * the move there; other compilers and targets get the conditional. */
+#if defined(__clang__) && defined(__x86_64__)
+#define ARK__IDSET_ADD_IF(i, s, a, key, cmp, cmov)                             \
+    do {                                                                       \
+        size_t ark__t = (i) + (s);                                             \
+        __asm__(cmp " %[k], %[x]\n\t" cmov " %[t], %[r]"                       \
+                : [r] "+r"(i)                                                  \
+                : [t] "r"(ark__t), [x] "r"(a), [k] "r"(key)                    \
+                : "cc");                                                       \
+    } while (0)
+#endif
+
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_le(size_t i, size_t s,
+                                                         uint32_t a,
+                                                         uint32_t key) {
+#ifdef ARK__IDSET_ADD_IF
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmpl", "cmovbe");
+    return i;
+#else
+    return a <= key ? i + s : i;
+#endif
+}
+
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_lt(size_t i, size_t s,
+                                                         uint32_t a,
+                                                         uint32_t key) {
+#ifdef ARK__IDSET_ADD_IF
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmpl", "cmovb");
+    return i;
+#else
+    return a < key ? i + s : i;
+#endif
+}
+
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_lt16(size_t i, size_t s,
+                                                           int16_t a,
+                                                           int16_t key) {
+#ifdef ARK__IDSET_ADD_IF
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmpw", "cmovl");
+    return i;
+#else
+    return a < key ? i + s : i;
+#endif
+}
+
 /* Private: the last group whose first id is <= id, or 0. */
 ARK_ALWAYS_INLINE ARK_INLINE size_t
 ark__idset_group_of(const ark__idset_view *v, uint32_t id) {
-    const uint32_t *b = v->keys;
-    size_t n = v->ngroups;
+    const uint32_t *keys = v->keys;
+    size_t i = 0, n = v->ngroups;
     while (n > 1) {
         size_t half = n >> 1;
-        b = b[half] <= id ? b + half : b;
+        i = ark__idset_add_if_le(i, half, keys[i + half], id);
         n -= half;
     }
-    return (size_t)(b - v->keys);
+    return i;
 }
 
-/* Private: the first position j in [0, len] of group g whose id >= id.
- * The queue is two sorted runs in slot order: slots [head, 256) hold the
- * first positions, slots [0, head) the rest. One comparison picks the run,
- * then a branchless search (conditional moves, no jumps) runs over plain
+/* Private: the first index in [0, n] (n >= 1) of sorted run b whose value
+ * is >= key; lower16 for a dense group's int16 deltas. */
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_lower32(const uint32_t *b,
+                                                       size_t n, uint32_t key) {
+    size_t i = 0;
+    while (n > 1) {
+        size_t half = n >> 1;
+        i = ark__idset_add_if_lt(i, half, b[i + half], key);
+        n -= half;
+    }
+    return ark__idset_add_if_lt(i, 1, b[i], key);
+}
+
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_lower16(const int16_t *b,
+                                                       size_t n, int16_t key) {
+    size_t i = 0;
+    while (n > 1) {
+        size_t half = n >> 1;
+        i = ark__idset_add_if_lt16(i, half, b[i + half], key);
+        n -= half;
+    }
+    return ark__idset_add_if_lt16(i, 1, b[i], key);
+}
+
+/* Private: the first position j in [0, len] of group g whose id >= id
+ * (1 <= len <= 256). The queue is two sorted runs in slot order: slots
+ * [head, 256) hold the first positions, slots [0, head) the rest. One
+ * comparison picks the run, then a branchless search runs over plain
  * contiguous memory like a flat array's. */
 ARK_ALWAYS_INLINE ARK_INLINE size_t
 ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
@@ -269,28 +344,51 @@ ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
             return id < g->base ? 0 : len;
         }
         int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
-        int second = (nb > 0) & (d[ARK__IDSET_MASK] < t);
-        const int16_t *b = second ? d : d + head;
-        const int16_t *start = b;
-        size_t n = second ? nb : na;
-        while (n > 1) {
-            size_t half = n >> 1;
-            b = b[half] < t ? b + half : b;
-            n -= half;
+        if (nb > 0 && d[ARK__IDSET_MASK] < t) {
+            return na + ark__idset_lower16(d, nb, t);
         }
-        return (second ? na : 0) + (size_t)(b - start) + (*b < t);
+        return ark__idset_lower16(d + head, na, t);
     }
     const uint32_t *d = (const uint32_t *)g->data;
-    int second = (nb > 0) & (d[ARK__IDSET_MASK] < id);
-    const uint32_t *b = second ? d : d + head;
-    const uint32_t *start = b;
-    size_t n = second ? nb : na;
-    while (n > 1) {
-        size_t half = n >> 1;
-        b = b[half] < id ? b + half : b;
-        n -= half;
+    if (nb > 0 && d[ARK__IDSET_MASK] < id) {
+        return na + ark__idset_lower32(d, nb, id);
     }
-    return (second ? na : 0) + (size_t)(b - start) + (*b < id);
+    return ark__idset_lower32(d + head, na, id);
+}
+
+/* Private: the first index in [0, 256] of a full group g whose id >= id,
+ * for a group whose head is not 0 (group_lower does better at head 0: one
+ * contiguous run). Eight halvings over the circular queue, slot (head + i)
+ * & 255, and one probe to finish: no branch depends on head or on the
+ * data, whereas group_lower's choice of run and its trip counts depend on
+ * head, which varies from group to group once ids go in anywhere but the
+ * end, and mispredict. lower_bound over sets built by inserts in random
+ * order, same process, medians of 21 (gcc 12 -O2), before -> after:
+ * throughput 4K 30.7 -> 19.9 ns, 64K 45.1 -> 29.8, 1M sparse 81.2 ->
+ * 68.2, 1M dense 67.7 -> 48.5. */
+ARK_ALWAYS_INLINE ARK_INLINE size_t
+ark__idset_full_lower(const ark__idset_group *g, uint32_t id) {
+    unsigned head = g->head;
+    size_t i = 0;
+    if (g->dense) {
+        const int16_t *d = (const int16_t *)g->data;
+        uint32_t off = id - (g->base - ARK__IDSET_HALF);
+        if (off > ARK__IDSET_SPAN) {
+            return id < g->base ? 0 : ARK__IDSET_GROUP;
+        }
+        int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
+        for (size_t s = ARK__IDSET_GROUP / 2; s > 0; s >>= 1) {
+            i = ark__idset_add_if_lt16(
+                i, s, d[(head + i + s - 1) & ARK__IDSET_MASK], t);
+        }
+        return ark__idset_add_if_lt16(i, 1, d[(head + i) & ARK__IDSET_MASK], t);
+    }
+    const uint32_t *d = (const uint32_t *)g->data;
+    for (size_t s = ARK__IDSET_GROUP / 2; s > 0; s >>= 1) {
+        i = ark__idset_add_if_lt(i, s, d[(head + i + s - 1) & ARK__IDSET_MASK],
+                                 id);
+    }
+    return ark__idset_add_if_lt(i, 1, d[(head + i) & ARK__IDSET_MASK], id);
 }
 
 /*
@@ -312,7 +410,13 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark_idset_lower_bound(const ark_idset *s,
     size_t start = first + (v->front & ((size_t)0 - (size_t)(k == 0)));
     size_t end = first + ARK__IDSET_GROUP;
     end = end < v->count ? end : v->count;
-    return start + ark__idset_group_lower(&v->groups[k], end - start, id);
+    const ark__idset_group *g = &v->groups[k];
+    /* Almost every group is full and, as the set changes, has head != 0:
+     * the branch is predictable. */
+    if (end - start == ARK__IDSET_GROUP && g->head != 0) {
+        return start + ark__idset_full_lower(g, id);
+    }
+    return start + ark__idset_group_lower(g, end - start, id);
 }
 
 /*
