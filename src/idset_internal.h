@@ -226,6 +226,7 @@ void ark__idset_join(ark_idset *s, size_t k);
 void ark__idset_maybe_join(ark_idset *s, size_t k);
 void *ark__idset_node_take(ark_idset *s);
 void ark__idset_node_give(ark_idset *s, void *n);
+void ark__idset_drop_front(ark_idset *s, size_t d);
 void ark__idset_node_trim(ark_idset *s);
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want);
 void ark__idset_drop_last(ark_idset *s);

@@ -407,6 +407,26 @@ void ark__idset_drop_first(ark_idset *s) {
     s->v.front = 0;
 }
 
+/* Drop groups [0, d), whose ids are gone (the backward sweep): their
+ * nodes go back to the freelist except a half still used by group d.
+ * O(groups) once, however many are dropped. */
+void ark__idset_drop_front(ark_idset *s, size_t d) {
+    if (d == 0) {
+        return;
+    }
+    for (size_t k = 0; k < d; k++) {
+        int shared = ark__idset_shares(s, k);
+        if (!shared || (buddy_of(s, k) < d && !is_odd(s, k))) {
+            ark__idset_node_give(s, node_of(s->v.groups[k].data));
+        }
+        s->ndense -= s->v.groups[k].dense;
+    }
+    headers_shift(s, 0, d);
+    s->v.ngroups -= d;
+    s->odd0 ^= (unsigned)(d & 1u);
+    s->v.front = 0;
+}
+
 /* Append a new last group holding len (1..256) sorted ids, all above the
  * current maximum, to a set whose groups are all full: the builder of the
  * set algebra. Allocates (a node, header capacity) and fails with the set

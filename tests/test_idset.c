@@ -547,12 +547,14 @@ TEST(remove_sorted_promotes_and_demotes) {
     for (size_t k = 0; k < s->v.ngroups; k++) {
         CHECK(!s->v.groups[k].dense);
     }
-    /* Insert the odd ones back and sweep a few: groups become dense. */
+    /* Insert the odd ones back and sweep two, the first and the last, so
+     * that every group is rewritten: groups become dense. */
     for (uint32_t i = 0; i < 1024; i++) {
         CHECK_OK(ins(s, b[i]));
     }
     CHECK_OK(ark_idset_validate(s));
-    CHECK_OK(ark_idset_remove_sorted(s, b, 1));
+    b[1] = b[1023];
+    CHECK_OK(ark_idset_remove_sorted(s, b, 2));
     CHECK_OK(ark_idset_validate(s));
     for (size_t k = 0; k < s->v.ngroups; k++) {
         CHECK(s->v.groups[k].dense);
@@ -662,6 +664,46 @@ TEST(front_inserts_and_removes_cross_no_group) {
         for (uint32_t i = 0; i < 256; i++) {
             CHECK_EQ(ark_idset_at(s, i), 10 + i * gap);
         }
+        ark_idset_destroy(s);
+    }
+}
+
+/* A frame-end sweep of the oldest ids (the lifetime of bullets and
+ * effects: created in order, expired oldest first) runs from the front:
+ * it rewrites the groups up to the batch's last id, not every group
+ * behind it, and leaves a front gap. */
+TEST(remove_sorted_of_the_oldest_ids_rewrites_only_the_front) {
+    for (uint32_t gap = 1; gap <= 1000; gap *= 1000) { /* dense, sparse */
+        ark_idset *s;
+        CHECK_OK(ark_idset_create(&s, NULL));
+        model m = {0};
+        uint32_t next = 7, batch[300];
+        size_t gaps = 0;
+        for (uint32_t i = 0; i < 40000; i++, next += gap) {
+            CHECK_EQ(ins(s, next), model_insert(&m, next));
+        }
+        for (int frame = 0; frame < 300; frame++) {
+            size_t k = 1 + (size_t)frame % 300; /* 1..300 ids a frame */
+            for (size_t i = 0; i < k; i++, next += gap) {
+                CHECK_EQ(ins(s, next), model_insert(&m, next));
+            }
+            for (size_t i = 0; i < k; i++) { /* the oldest, every 5th kept */
+                batch[i] = m.v[i + i / 4];
+            }
+            model_remove_sorted(&m, batch, k);
+            CHECK_OK(ark_idset_remove_sorted(s, batch, k));
+            CHECK(!HAVE_STATS || STAT(s, moves) <= k + k / 4 + 2 * 256);
+            CHECK_OK(ark_idset_validate(s));
+            CHECK_EQ(ark_idset_count(s), m.n);
+            CHECK_EQ(ark_idset_at(s, 0), m.v[0]);
+            CHECK_EQ(ark_idset_at(s, m.n / 2), m.v[m.n / 2]);
+            gaps += s->v.front != 0;
+        }
+        CHECK(gaps > 0); /* the sweep left a front gap */
+        for (size_t i = 0; i < m.n; i++) {
+            CHECK_EQ(ark_idset_at(s, i), m.v[i]);
+        }
+        free(m.v);
         ark_idset_destroy(s);
     }
 }

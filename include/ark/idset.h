@@ -37,7 +37,8 @@
  *   between it and the nearer end; a form change (promotion, rebase)
  *   rewrites one group.
  * - inserting an id above the maximum: O(1) amortized.
- * - remove_sorted: O(n + k) for a batch of k ids, one group-wise pass.
+ * - remove_sorted: O(k + ids between the batch and the nearer end) for a
+ *   batch of k ids, one group-wise pass.
  * - copy and the iterator: O(1) per id, decoded per group segment.
  * - intersect, union, difference: O(|a| + |b|) group by group; when one
  *   side is much smaller, O(small * log(large / small)) by galloping.
@@ -212,7 +213,9 @@ ARK_API ark_status ark_idset_remove_at(ark_idset *s, size_t pos);
  * Errors: ARK_EINVAL (ids not sorted, or NULL with n > 0; the set is
  * unchanged), ARK_ENOMEM (a rewritten group had to become sparse and no
  * node could be allocated; the set is unchanged).
- * Complexity: O(count + n) for the ids from the first removed one on.
+ * Complexity: O(n) plus the ids rewritten: those from the first batch id
+ * to the end, or, when that is shorter, those from the front to the last
+ * batch id (a sweep of the oldest ids is then O(ids swept + 256)).
  */
 ARK_API ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
                                            size_t n);
