@@ -249,10 +249,12 @@ ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
  * with these steps (same process, medians of 21). The asm pins
  * the move there; other compilers and targets get the conditional. */
 #if defined(__clang__) && defined(__x86_64__)
-#define ARK__IDSET_ADD_IF(i, s, a, key, cmp, cmov)                             \
+/* Both asm dialects ({AT&T|Intel}), so -masm=intel builds too. */
+#define ARK__IDSET_ADD_IF(i, s, a, key, cmov)                                  \
     do {                                                                       \
         size_t ark__t = (i) + (s);                                             \
-        __asm__(cmp " %[k], %[x]\n\t" cmov " %[t], %[r]"                       \
+        __asm__("{cmp %[k], %[x]|cmp %[x], %[k]}\n\t"                          \
+                "{" cmov " %[t], %[r]|" cmov " %[r], %[t]}"                    \
                 : [r] "+r"(i)                                                  \
                 : [t] "r"(ark__t), [x] "r"(a), [k] "r"(key)                    \
                 : "cc");                                                       \
@@ -263,7 +265,7 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_le(size_t i, size_t s,
                                                          uint32_t a,
                                                          uint32_t key) {
 #ifdef ARK__IDSET_ADD_IF
-    ARK__IDSET_ADD_IF(i, s, a, key, "cmpl", "cmovbe");
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmovbe");
     return i;
 #else
     return a <= key ? i + s : i;
@@ -274,7 +276,7 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_lt(size_t i, size_t s,
                                                          uint32_t a,
                                                          uint32_t key) {
 #ifdef ARK__IDSET_ADD_IF
-    ARK__IDSET_ADD_IF(i, s, a, key, "cmpl", "cmovb");
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmovb");
     return i;
 #else
     return a < key ? i + s : i;
@@ -285,7 +287,7 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_add_if_lt16(size_t i, size_t s,
                                                            int16_t a,
                                                            int16_t key) {
 #ifdef ARK__IDSET_ADD_IF
-    ARK__IDSET_ADD_IF(i, s, a, key, "cmpw", "cmovl");
+    ARK__IDSET_ADD_IF(i, s, a, key, "cmovl");
     return i;
 #else
     return a < key ? i + s : i;
