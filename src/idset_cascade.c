@@ -590,7 +590,7 @@ static void first_out(ark_idset *s, unsigned j) {
     STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
     s->v.count--;
     if (len == 1) {
-        ark__idset_drop_first(s);
+        ark__idset_drop_front(s, 1);
         return;
     }
     s->v.front++;
@@ -612,7 +612,7 @@ static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
     cascade_front_in(s, k);
     s->v.count--;
     if (s->v.front == LAST_SLOT) {
-        ark__idset_drop_first(s); /* its only id moved to group 1 */
+        ark__idset_drop_front(s, 1); /* its only id moved to group 1 */
         return ARK_OK;
     }
     s->v.front++;

@@ -233,7 +233,6 @@ void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
 void ark__idset_add_sparse_group(ark_idset *s, uint32_t v);
 void ark__idset_prepend_group(ark_idset *s, uint32_t v);
-void ark__idset_drop_first(ark_idset *s);
 ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v, size_t len);
 void ark__idset_free_all(ark_idset *s);
 

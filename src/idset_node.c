@@ -395,21 +395,11 @@ void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
     }
 }
 
-/* Drop group 0, which has just become empty. */
-void ark__idset_drop_first(ark_idset *s) {
-    if (!ark__idset_shares(s, 0)) {
-        ark__idset_node_give(s, node_of(s->v.groups[0].data));
-    }
-    s->ndense -= s->v.groups[0].dense;
-    headers_shift(s, 0, 1);
-    s->v.ngroups--;
-    s->odd0 ^= 1u;
-    s->v.front = 0;
-}
-
-/* Drop groups [0, d), whose ids are gone (the backward sweep): their
- * nodes go back to the freelist except a half still used by group d.
- * O(groups) once, however many are dropped. */
+/* Drop groups [0, d), whose ids are gone (a front remove emptied group
+ * 0, or the backward sweep): their nodes go back to the freelist except a
+ * half still used by group d. Every other group keeps its absolute number
+ * (odd0 flips with d), so buddy pairs stay. O(groups) once, however many
+ * are dropped. */
 void ark__idset_drop_front(ark_idset *s, size_t d) {
     if (d == 0) {
         return;
