@@ -25,9 +25,10 @@ ARK_INLINE_API extern inline size_t ark__idset_lower32(const uint32_t *b,
 ARK_INLINE_API extern inline size_t ark__idset_lower16(const int16_t *b,
                                                        size_t n, int16_t key);
 ARK_INLINE_API extern inline size_t
-ark__idset_full_lower(const ark__idset_group *g, uint32_t id);
+ark__idset_full_lower(const ark__idset_group *g, unsigned head, uint32_t id);
 ARK_INLINE_API extern inline size_t
-ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id);
+ark__idset_group_lower(const ark__idset_group *g, unsigned head, size_t len,
+                       uint32_t id);
 ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,
                                                    uint32_t id);
 ARK_API extern inline size_t ark_idset_find(const ark_idset *s, uint32_t id);
@@ -73,8 +74,8 @@ size_t ark_idset_memory(const ark_idset *s) {
 
 /* ---- validate ------------------------------------------------------------ */
 
-/* The header of group k: alignment, base, credit and buddy sharing. Adds
- * the nodes the group accounts for to *used. */
+/* The header of group k: alignment, hot word, base, credit and buddy
+ * sharing. Adds the nodes the group accounts for to *used. */
 static int header_ok(const ark_idset *s, size_t k, size_t *used) {
     const grp *h = &s->v.groups[k];
     size_t ng = s->v.ngroups, b = buddy_of(s, k);
@@ -85,6 +86,11 @@ static int header_ok(const ark_idset *s, size_t k, size_t *used) {
     if (s->win_lo[k] != (h->dense ? h->base - DENSE_HALF : 0) ||
         s->win_hi[k] != (h->dense ? h->base + (DENSE_HALF - 1u) : UINT32_MAX)) {
         return 0;
+    }
+    if (addr % HALF_BYTES != 0 ||
+        (s->v.hot[k] & ~(uintptr_t)SLOT_MASK) !=
+            (addr | (h->dense ? ARK__IDSET_HOT_DENSE : 0u))) {
+        return 0; /* the hot word repeats data and dense */
     }
     if (!h->dense) {
         *used += 1;
@@ -109,12 +115,12 @@ static int ids_ok(const ark_idset *s, size_t k, int *have_prev,
                   uint32_t *prev) {
     const grp *h = &s->v.groups[k];
     size_t len = glen(s, k);
-    uint32_t first = pos_get(h, 0);
+    uint32_t first = pos_get(s, k, 0);
     if (len == 0 || len > GROUP_SIZE || s->v.keys[k] != first) {
         return 0;
     }
     for (unsigned j = 0; j < len; j++) {
-        uint32_t v = pos_get(h, j);
+        uint32_t v = pos_get(s, k, j);
         if (*have_prev && v <= *prev) {
             return 0;
         }

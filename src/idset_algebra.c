@@ -59,7 +59,7 @@ static int cursor_fill(cursor *c, uint32_t lo) {
         return 0;
     }
     c->n = glen(c->s, c->k);
-    ark__idset_decode_group(&v->groups[c->k], c->n, c->buf);
+    ark__idset_decode_group(c->s, c->k, c->n, c->buf);
     c->i = 0;
     c->k++;
     return 1;
@@ -240,8 +240,8 @@ static int gallop_find(const ark_idset *s, size_t *k, uint32_t x) {
     *k = lo;
     const grp *h = &v->groups[lo];
     size_t len = glen(s, lo);
-    size_t j = ark__idset_group_lower(h, len, x);
-    return j < len && pos_get(h, (unsigned)j) == x;
+    size_t j = ark__idset_group_lower(h, head_of(s, lo), len, x);
+    return j < len && pos_get(s, lo, (unsigned)j) == x;
 }
 
 /* small's ids that are (keep_found) or are not (!keep_found) in large. */

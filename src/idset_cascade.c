@@ -25,11 +25,15 @@
 enum cascade_dir { CASCADE_IN, CASCADE_OUT };
 
 /* Cascade steps prefetch the slot of the group this many ahead: at large
- * sizes each step is a cache miss on a node, and the headers say where the
- * next ones are. Prefetching pays once the nodes outgrow the caches.
- * Measured per step on this project's VM (paired batches of random inserts
- * and removes, median of 96; docs/idset.md): 8 ahead beats 16 walking up
- * (1M sparse ids: 3.2 -> 3.1 ns IN, 3.6 -> 3.0 ns OUT; dense even). Walking
+ * sizes each step is a cache miss on a node, and the hot words say where
+ * the next ones are. Prefetching pays once the nodes outgrow the caches.
+ * Since head moved to the hot words (2026-11-24) 4 ahead beats 8: random
+ * removes from 1M sparse ids, walks of 1792-2048 groups, 90th percentile
+ * 13.5-14.0 -> 9.6-10.3 us (medians even; 16 ahead doubled the medians,
+ * the prefetches' misses crowding out the steps' own). Earlier, 8 ahead
+ * beat 16 walking up (1M sparse ids: 3.2 -> 3.1 ns IN, 3.6 -> 3.0 ns
+ * OUT; dense even), measured per step on this project's VM (paired
+ * batches of random inserts and removes, median of 96). Walking
  * down, only OUT steps on mostly sparse sets gain (4.7 -> 3.4 ns): an IN
  * step walking down already reads the next group's last id, and on 1M
  * dense ids (2 MB of nodes) a down walk was slower with prefetches.
@@ -38,14 +42,16 @@ enum cascade_dir { CASCADE_IN, CASCADE_OUT };
  * operation 582-713 -> 524-549 ns (inserts), 530-556 -> 482-515 ns
  * (removes), for 8 more instructions a step; at 32K sparse ids (128 KB)
  * and 64K dense ids (128 KB) prefetching was slower. */
-#define PREFETCH_AHEAD 8u
+#define PREFETCH_AHEAD 4u
 #define PREFETCH_MIN_GROUPS 1024u
 #define PREFETCH_MIN_SPARSE 256u
 
-static inline void prefetch_slot(const grp *g, unsigned delta) {
-    unsigned slot = (g->head + delta) & SLOT_MASK;
-    unsigned shift = g->dense ? 1u : 2u;
-    ARK_PREFETCH_WRITE((const char *)g->data + (slot << shift));
+/* Prefetch slot head + delta of the group with hot word w. */
+static inline void prefetch_slot(uintptr_t w, unsigned delta) {
+    unsigned slot = (unsigned)(w + delta) & SLOT_MASK;
+    unsigned shift = w & ARK__IDSET_HOT_DENSE ? 1u : 2u;
+    ARK_PREFETCH_WRITE((const char *)(w & ARK__IDSET_HOT_ADDR) +
+                       (slot << shift));
 }
 
 /* The general step on full group i in direction dir with incoming id x:
@@ -53,16 +59,17 @@ static inline void prefetch_slot(const grp *g, unsigned delta) {
  * buddies. Returns the id that left (IN: the group's old last id). */
 static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
     grp *h = G(s, i);
-    unsigned slot = dir == CASCADE_IN ? (h->head - 1u) & SLOT_MASK : h->head;
+    unsigned head = head_of(s, i);
+    unsigned slot = dir == CASCADE_IN ? (head - 1u) & SLOT_MASK : head;
     uint32_t out = slot_get(h, slot);
     /* The group's far end after the step: IN its new last id (position
      * 254), OUT its new first id (position 1). */
-    uint32_t far_id = pos_get(h, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
+    uint32_t far_id = pos_get(s, i, dir == CASCADE_IN ? LAST_SLOT - 1u : 1u);
     uint32_t mn = dir == CASCADE_IN ? x : far_id;
     uint32_t mx = dir == CASCADE_IN ? far_id : x;
     ark__idset_ensure(s, i, mn, mx);
     slot_set(h, slot, x);
-    h->head = (uint8_t)(dir == CASCADE_IN ? slot : slot + 1u);
+    head_set(s, i, dir == CASCADE_IN ? slot : slot + 1u);
     if (!h->dense) {
         ark__idset_credit(s, i, mn, mx);
     }
@@ -71,17 +78,19 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
     return out;
 }
 
-/* The common step on full group h in direction dir with incoming id x,
- * or 0 when the general one is needed: write x, set *out to the id that
- * left (IN: the old last, OUT: the old first) and *key to the group's new
- * first id. */
-static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
-                                              uint32_t *out, uint32_t *key) {
-    unsigned head = h->head;
+/* The common step on full group h (hot word *hw) in direction dir with
+ * incoming id x, or 0 when the general one is needed: write x, set *out
+ * to the id that left (IN: the old last, OUT: the old first) and *key to
+ * the group's new first id. */
+static ARK_ALWAYS_INLINE inline int step_fast(grp *h, uintptr_t *hw, int dir,
+                                              uint32_t x, uint32_t *out,
+                                              uint32_t *key) {
+    uintptr_t w = *hw;
+    unsigned head = (unsigned)w & SLOT_MASK;
     unsigned slot = dir == CASCADE_IN ? (head - 1u) & SLOT_MASK : head;
     unsigned next = dir == CASCADE_IN ? slot : (head + 1u) & SLOT_MASK;
-    if (h->dense) {
-        int16_t *d = (int16_t *)h->data;
+    if (w & ARK__IDSET_HOT_DENSE) {
+        int16_t *d = (int16_t *)(w & ARK__IDSET_HOT_ADDR);
         uint32_t base = h->base;
         uint32_t off = x - (base - DENSE_HALF);
         if (off > DENSE_SPAN) {
@@ -91,7 +100,7 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
         *key = dir == CASCADE_IN ? x : base + (uint32_t)(int32_t)d[next];
         d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
     } else {
-        uint32_t *d = (uint32_t *)h->data;
+        uint32_t *d = (uint32_t *)(w & ARK__IDSET_HOT_ADDR);
         /* IN: the new last id is at slot - 1; OUT: the new first at next. */
         uint32_t far_id = d[dir == CASCADE_IN ? (slot - 1u) & SLOT_MASK : next];
         if ((dir == CASCADE_IN ? far_id - x : x - far_id) <= DEMOTE_SPAN) {
@@ -100,9 +109,13 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
         *out = d[slot];
         *key = dir == CASCADE_IN ? x : far_id;
         d[slot] = x;
-        h->credit = 0;
+        /* Tested first: the step reads nothing else of the header, and
+         * a store to a line not read misses (2x slower on 1M ids). */
+        if (h->credit != 0) {
+            h->credit = 0;
+        }
     }
-    h->head = (uint8_t)next;
+    *hw = (w & ~(uintptr_t)SLOT_MASK) | next;
     return 1;
 }
 
@@ -111,8 +124,8 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, int dir, uint32_t x,
  * next group's first id; walking down with IN, the previous group's last
  * id (neither has been changed yet). That walk ends at group 1 and never
  * reaches the last group, so group i - 1 is full, or it is group 0
- * holding 256 - front ids: its last id sits front + 1 slots before its
- * head (glen and pos_get here cost a third of the step). */
+ * holding 256 - front ids: its last id is at position 255 - front
+ * (calling glen here cost a third of the step). */
 static ARK_ALWAYS_INLINE inline uint32_t
 incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if ((dir == CASCADE_IN) != down) {
@@ -121,9 +134,8 @@ incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if (!down) {
         return s->v.keys[i + 1];
     }
-    const grp *p = &s->v.groups[i - 1];
     unsigned gap = i == 1 ? (unsigned)s->v.front : 0u;
-    return slot_get(p, (p->head - 1u - gap) & SLOT_MASK);
+    return pos_get(s, i - 1, LAST_SLOT - gap);
 }
 
 /* Common steps t, t + 1, ... up to stop of the walk from group from, each
@@ -136,14 +148,15 @@ static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
     grp *gs = s->v.groups;
     uint32_t *keys = s->v.keys;
     unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
+    uintptr_t *hot = s->v.hot;
     for (; t < stop; t++) {
         size_t i = down ? from - t : from + t;
         if (pf) {
             size_t ahead = down ? i - PREFETCH_AHEAD : i + PREFETCH_AHEAD;
-            prefetch_slot(&gs[ahead], pf_delta);
+            prefetch_slot(hot[ahead], pf_delta);
         }
         uint32_t in = incoming(s, i, dir, down, *x);
-        if (!step_fast(&gs[i], dir, in, x, &keys[i])) {
+        if (!step_fast(&gs[i], &hot[i], dir, in, x, &keys[i])) {
             break;
         }
     }
@@ -218,13 +231,14 @@ static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
 
 /* The range [*mn, *mx] of group k (len ids) after id enters at position
  * j; a full group loses its last id. */
-static void range_after_put(const grp *h, size_t len, unsigned j, uint32_t id,
-                            uint32_t *mn, uint32_t *mx) {
-    *mn = j == 0 ? id : pos_get(h, 0);
+static void range_after_put(const ark_idset *s, size_t k, size_t len,
+                            unsigned j, uint32_t id, uint32_t *mn,
+                            uint32_t *mx) {
+    *mn = j == 0 ? id : pos_get(s, k, 0);
     if (len == GROUP_SIZE) {
-        *mx = j == LAST_SLOT ? id : pos_get(h, LAST_SLOT - 1u);
+        *mx = j == LAST_SLOT ? id : pos_get(s, k, LAST_SLOT - 1u);
     } else {
-        *mx = j == len ? id : pos_get(h, (unsigned)len - 1u);
+        *mx = j == len ? id : pos_get(s, k, (unsigned)len - 1u);
     }
 }
 
@@ -289,10 +303,10 @@ static size_t insert_need(const ark_idset *s, size_t k, size_t klen, unsigned j,
         size_t len = glen(s, i);
         uint32_t mn, mx;
         if (i == k) {
-            range_after_put(h, len, j, id, &mn, &mx);
+            range_after_put(s, i, len, j, id, &mn, &mx);
         } else {
-            mn = pos_get(&s->v.groups[i - 1], LAST_SLOT);
-            mx = pos_get(h, (unsigned)len - (len == GROUP_SIZE ? 2u : 1u));
+            mn = pos_get(s, i - 1, LAST_SLOT);
+            mx = pos_get(s, i, (unsigned)len - (len == GROUP_SIZE ? 2u : 1u));
         }
         int p = mx - mn > DENSE_SPAN;
         need += (size_t)(p && ark__idset_shares(s, i));
@@ -314,11 +328,11 @@ static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
         return step_general(s, last, CASCADE_IN, x);
     }
     grp *h = G(s, last);
-    uint32_t mx = pos_get(h, (unsigned)L - 1u);
+    uint32_t mx = pos_get(s, last, (unsigned)L - 1u);
     ark__idset_ensure(s, last, x, mx);
-    unsigned slot = (h->head - 1u) & SLOT_MASK;
+    unsigned slot = (head_of(s, last) - 1u) & SLOT_MASK;
     slot_set(h, slot, x);
-    h->head = (uint8_t)slot;
+    head_set(s, last, slot);
     if (!h->dense) {
         ark__idset_credit(s, last, x, mx);
     }
@@ -339,13 +353,12 @@ static ark_status insert_back(ark_idset *s, size_t k, unsigned j, uint32_t id) {
         return ARK_ENOMEM;
     }
     /* Mutation: never fails from here on. */
-    grp *h = G(s, k); /* acquire may have moved the headers */
     uint32_t mn, mx;
-    range_after_put(h, len, j, id, &mn, &mx);
-    uint32_t x = len == GROUP_SIZE ? pos_get(h, LAST_SLOT) : 0;
+    range_after_put(s, k, len, j, id, &mn, &mx);
+    uint32_t x = len == GROUP_SIZE ? pos_get(s, k, LAST_SLOT) : 0;
     ark__idset_ensure(s, k, mn, mx);
     unsigned live = len == GROUP_SIZE ? LAST_SLOT : (unsigned)len;
-    STAT_ADD(s, moves, ark__idset_put(h, live, j, id));
+    STAT_ADD(s, moves, ark__idset_put(s, k, live, j, id));
     s->v.keys[k] = mn;
     s->v.count++;
     if (len < GROUP_SIZE && k < last) {
@@ -393,19 +406,17 @@ static size_t front_insert_need(const ark_idset *s, size_t k, uint32_t mn,
  * full group 0, moves at most 127 ids whatever the number of groups. */
 static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
                                uint32_t id) {
-    grp *h = G(s, k);
-    uint32_t mn = j <= 1 ? id : pos_get(h, 1), mx = pos_get(h, LAST_SLOT);
+    uint32_t mn = j <= 1 ? id : pos_get(s, k, 1), mx = pos_get(s, k, LAST_SLOT);
     size_t need = front_insert_need(s, k, mn, mx);
     int full0 = s->v.front == 0;
     if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)full0) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    h = G(s, k); /* acquire may have moved the headers */
     uint32_t x = id;
     if (j > 0) {
-        x = pos_get(h, 0);
+        x = pos_get(s, k, 0);
         ark__idset_ensure(s, k, mn, mx);
-        STAT_ADD(s, moves, ark__idset_put_front(h, j, id));
+        STAT_ADD(s, moves, ark__idset_put_front(s, k, j, id));
         s->v.keys[k] = mn;
         ark__idset_settle(s, k, mn, mx);
     }
@@ -421,7 +432,7 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
         grp *g0 = G(s, 0);
         uint32_t first = s->v.keys[0];
         ark__idset_ensure(s, 0, first, x);
-        slot_set(g0, (g0->head + (unsigned)glen(s, 0)) & SLOT_MASK, x);
+        slot_set(g0, (head_of(s, 0) + (unsigned)glen(s, 0)) & SLOT_MASK, x);
         s->v.front--;
         ark__idset_settle(s, 0, first, x);
         return ARK_OK;
@@ -469,7 +480,7 @@ static ark_status append(ark_idset *s, uint32_t id) {
     if (L < GROUP_SIZE) {
         grp *h = G(s, last);
         if (!h->dense) { /* the inline path declined: credit counts */
-            ((uint32_t *)h->data)[(h->head + L) & SLOT_MASK] = id;
+            ((uint32_t *)h->data)[(head_of(s, last) + L) & SLOT_MASK] = id;
             s->v.count++;
             ark__idset_credit(s, last, s->v.keys[last], id);
             return ARK_OK;
@@ -481,7 +492,7 @@ static ark_status append(ark_idset *s, uint32_t id) {
      * starts sparse instead of starting dense, being rebased and then
      * promoted a few appends later. */
     size_t g = s->v.ngroups;
-    uint32_t gap = id - pos_get(G(s, last), LAST_SLOT);
+    uint32_t gap = id - pos_get(s, last, LAST_SLOT);
     int sparse = !G(s, last)->dense && gap > DENSE_SPAN / LAST_SLOT;
     int half = !sparse && ark__idset_free_half(s, even_buddy(s, g)) != NULL;
     if (ark__idset_acquire(s, !half, g + 1) != ARK_OK) {
@@ -514,7 +525,7 @@ static size_t search(const ark_idset *s, uint32_t id, size_t *len, size_t *j) {
         ARK_PREFETCH_WRITE(d + o + 3 * LINE_BYTES);
     }
     *len = glen(s, k);
-    *j = ark__idset_group_lower(h, *len, id);
+    *j = ark__idset_group_lower(h, head_of(s, k), *len, id);
     return k;
 }
 
@@ -526,11 +537,11 @@ ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
     }
     size_t last = s->v.ngroups - 1;
     ark_status st;
-    if (id > pos_get(G(s, last), (unsigned)glen(s, last) - 1u)) {
+    if (id > pos_get(s, last, (unsigned)glen(s, last) - 1u)) {
         st = append(s, id);
     } else {
         size_t len, j, k = search(s, id, &len, &j);
-        if (j < len && pos_get(G(s, k), (unsigned)j) == id) {
+        if (j < len && pos_get(s, k, (unsigned)j) == id) {
             return ARK_EEXIST;
         }
         if (j == len && len == GROUP_SIZE) { /* the next group's front */
@@ -559,7 +570,7 @@ static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
         const grp *h = &s->v.groups[i];
         uint32_t y = s->v.keys[i + 1];
         if (h->dense && !fits(h, y)) {
-            uint32_t mn = pos_get(h, (i > k || j == 0) ? 1u : 0u);
+            uint32_t mn = pos_get(s, i, (i > k || j == 0) ? 1u : 0u);
             need += y - mn > DENSE_SPAN && ark__idset_shares(s, i);
         }
     }
@@ -569,34 +580,32 @@ static size_t remove_need(const ark_idset *s, size_t k, unsigned j) {
 /* The last group (len ids) loses position j (j = 0 when it gave its first
  * id to the previous group). */
 static void last_out(ark_idset *s, size_t last, size_t len, unsigned j) {
-    grp *h = G(s, last);
-    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    STAT_ADD(s, moves, ark__idset_take(s, last, (unsigned)len, j));
     s->v.count--;
     if (len == 1) {
         ark__idset_drop_last(s);
         return;
     }
-    uint32_t mn = pos_get(h, 0);
+    uint32_t mn = pos_get(s, last, 0);
     s->v.keys[last] = mn;
-    ark__idset_settle(s, last, mn, pos_get(h, (unsigned)len - 2u));
+    ark__idset_settle(s, last, mn, pos_get(s, last, (unsigned)len - 2u));
 }
 
 /* Group 0, not the last, loses position j: no cascade, the front gap
  * grows (and an emptied group 0 is dropped). Removing the smallest ids
  * one by one (the oldest entities first) thus moves O(1) ids each. */
 static void first_out(ark_idset *s, unsigned j) {
-    grp *h = G(s, 0);
     size_t len = glen(s, 0);
-    STAT_ADD(s, moves, ark__idset_take(h, (unsigned)len, j));
+    STAT_ADD(s, moves, ark__idset_take(s, 0, (unsigned)len, j));
     s->v.count--;
     if (len == 1) {
         ark__idset_drop_front(s, 1);
         return;
     }
     s->v.front++;
-    uint32_t mn = pos_get(h, 0);
+    uint32_t mn = pos_get(s, 0, 0);
     s->v.keys[0] = mn;
-    ark__idset_settle(s, 0, mn, pos_get(h, (unsigned)len - 2u));
+    ark__idset_settle(s, 0, mn, pos_get(s, 0, (unsigned)len - 2u));
 }
 
 /* Remove (k, j) of full group k >= 1, the cascade running towards the
@@ -608,7 +617,7 @@ static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
     if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    STAT_ADD(s, moves, ark__idset_take_front(G(s, k), j));
+    STAT_ADD(s, moves, ark__idset_take_front(s, k, j));
     cascade_front_in(s, k);
     s->v.count--;
     if (s->v.front == LAST_SLOT) {
@@ -621,7 +630,7 @@ static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
      * it narrowed (credit 0 -> 1, so it cannot demote here). */
     grp *g0 = G(s, 0);
     if (!g0->dense && g0->credit == 0) {
-        uint32_t last0 = pos_get(g0, (unsigned)glen(s, 0) - 1u);
+        uint32_t last0 = pos_get(s, 0, (unsigned)glen(s, 0) - 1u);
         ark__idset_credit(s, 0, s->v.keys[0], last0);
     }
     return ARK_OK;
@@ -656,10 +665,10 @@ static ark_status remove_back(ark_idset *s, size_t k, unsigned j) {
     }
     grp *h = G(s, k);
     uint32_t y = s->v.keys[k + 1];
-    uint32_t mn = pos_get(h, j == 0 ? 1u : 0u);
+    uint32_t mn = pos_get(s, k, j == 0 ? 1u : 0u);
     ark__idset_ensure(s, k, mn, y);
-    STAT_ADD(s, moves, ark__idset_take(h, GROUP_SIZE, j));
-    slot_set(h, (h->head + LAST_SLOT) & SLOT_MASK, y);
+    STAT_ADD(s, moves, ark__idset_take(s, k, GROUP_SIZE, j));
+    slot_set(h, (head_of(s, k) + LAST_SLOT) & SLOT_MASK, y);
     s->v.keys[k] = mn;
     ark__idset_settle(s, k, mn, y);
     cascade_out(s, k + 1, last);
@@ -689,7 +698,7 @@ ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
         return ARK_ENOTFOUND;
     }
     size_t len, j, k = search(s, id, &len, &j);
-    if (j == len || pos_get(G(s, k), (unsigned)j) != id) {
+    if (j == len || pos_get(s, k, (unsigned)j) != id) {
         return ARK_ENOTFOUND;
     }
     return remove_trim(s, k, (unsigned)j);

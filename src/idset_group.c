@@ -57,6 +57,7 @@ void ark__idset_promote(ark_idset *s, size_t k) {
     h->base = 0;
     h->credit = 0;
     window_sync(s, k);
+    hot_sync(s, k);
     s->ndense--;
     STAT_ADD(s, promotions, 1);
 }
@@ -80,6 +81,7 @@ void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     h->dense = 1;
     h->credit = 0;
     window_sync(s, k);
+    hot_sync(s, k);
     s->ndense++;
     if (dst != NULL) {
         ark__idset_node_give(s, own);
@@ -148,7 +150,7 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
                             size_t len) {
     grp *h = G(s, k);
     uint32_t mn = v[0], mx = v[len - 1];
-    h->head = 0;
+    head_set(s, k, 0);
     h->credit = 0;
     s->v.keys[k] = mn;
     if (mx - mn > DENSE_SPAN || (!h->dense && mx - mn > DEMOTE_SPAN)) {
@@ -162,6 +164,7 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
             STAT_ADD(s, promotions, 1);
         }
         memcpy(h->data, v, len * sizeof(uint32_t));
+        hot_sync(s, k);
         return;
     }
     char *dst = !ark__idset_shares(s, k)
@@ -182,6 +185,7 @@ void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
     h->dense = 1;
     h->base = base;
     window_sync(s, k);
+    hot_sync(s, k);
 }
 
 /* ---- decoding ----------------------------------------------------------- */
@@ -200,10 +204,12 @@ static void widen(uint32_t *out, const int16_t *d, size_t n, uint32_t base) {
     }
 }
 
-/* Decode positions [j, j + n) of group h (within the group) into out: at
+/* Decode positions [j, j + n) of group k (within the group) into out: at
  * most two contiguous slot runs, each a tight loop. */
-void ark__idset_decode(const grp *h, size_t j, size_t n, uint32_t *out) {
-    unsigned slot = (h->head + (unsigned)j) & SLOT_MASK;
+void ark__idset_decode(const ark_idset *s, size_t k, size_t j, size_t n,
+                       uint32_t *out) {
+    const grp *h = &s->v.groups[k];
+    unsigned slot = (head_of(s, k) + (unsigned)j) & SLOT_MASK;
     size_t first = GROUP_SIZE - slot < n ? GROUP_SIZE - slot : n;
     if (h->dense) {
         const int16_t *d = (const int16_t *)h->data;
@@ -216,13 +222,15 @@ void ark__idset_decode(const grp *h, size_t j, size_t n, uint32_t *out) {
     }
 }
 
-/* Decode the len ids of group h in position order. A full group is
+/* Decode the len ids of group k in position order. A full group is
  * widened whole (constant trip count: vectorised), then rotated. */
-void ark__idset_decode_group(const grp *h, size_t len, uint32_t *out) {
+void ark__idset_decode_group(const ark_idset *s, size_t k, size_t len,
+                             uint32_t *out) {
     if (len < GROUP_SIZE) {
-        ark__idset_decode(h, 0, len, out);
+        ark__idset_decode(s, k, 0, len, out);
         return;
     }
+    const grp *h = &s->v.groups[k];
     uint32_t tmp[GROUP_SIZE];
     const uint32_t *src = (const uint32_t *)h->data;
     if (h->dense) {
@@ -233,7 +241,7 @@ void ark__idset_decode_group(const grp *h, size_t len, uint32_t *out) {
         }
         src = tmp;
     }
-    unsigned hd = h->head;
+    unsigned hd = head_of(s, k);
     memcpy(out, src + hd, (GROUP_SIZE - hd) * sizeof(uint32_t));
     memcpy(out + (GROUP_SIZE - hd), src, hd * sizeof(uint32_t));
 }
@@ -279,71 +287,80 @@ static void ring_down(char *d, size_t esz, unsigned from, unsigned n) {
     memmove(d, d + esz, (end - GROUP_SIZE - 1u) * esz);
 }
 
-/* Move the ids at positions [a, b) one slot later (towards the tail). */
-static void shift_up(grp *h, unsigned a, unsigned b) {
+/* Move the ids at positions [a, b) of group h (first id in slot head) one
+ * slot later (towards the tail). */
+static void shift_up(grp *h, unsigned head, unsigned a, unsigned b) {
     if (b > a) {
         size_t esz = h->dense ? sizeof(int16_t) : sizeof(uint32_t);
-        ring_up((char *)h->data, esz, (h->head + a) & SLOT_MASK, b - a);
+        ring_up((char *)h->data, esz, (head + a) & SLOT_MASK, b - a);
     }
 }
 
 /* Move the ids at positions [a, b) one slot earlier (towards the head). */
-static void shift_down(grp *h, unsigned a, unsigned b) {
+static void shift_down(grp *h, unsigned head, unsigned a, unsigned b) {
     if (b > a) {
         size_t esz = h->dense ? sizeof(int16_t) : sizeof(uint32_t);
-        ring_down((char *)h->data, esz, (h->head + a) & SLOT_MASK, b - a);
+        ring_down((char *)h->data, esz, (head + a) & SLOT_MASK, b - a);
     }
 }
 
-/* Insert v at position j of a group holding len < 256 live ids (len
+/* Insert v at position j of group k holding len < 256 live ids (len
  * becomes len + 1), shifting whichever side is shorter; return the ids
  * moved. A full group whose last id the caller saved counts as len 255:
  * its last slot is the one overwritten. */
-size_t ark__idset_put(grp *h, unsigned len, unsigned j, uint32_t v) {
+size_t ark__idset_put(ark_idset *s, size_t k, unsigned len, unsigned j,
+                      uint32_t v) {
+    grp *h = G(s, k);
+    unsigned head = head_of(s, k);
     if (j < len - j) {
-        shift_down(h, 0, j);
-        h->head = (uint8_t)(h->head - 1u);
-        slot_set(h, (h->head + j) & SLOT_MASK, v);
+        shift_down(h, head, 0, j);
+        head = (head - 1u) & SLOT_MASK;
+        head_set(s, k, head);
+        slot_set(h, (head + j) & SLOT_MASK, v);
         return j;
     }
-    shift_up(h, j, len);
-    slot_set(h, (h->head + j) & SLOT_MASK, v);
+    shift_up(h, head, j, len);
+    slot_set(h, (head + j) & SLOT_MASK, v);
     return len - j;
 }
 
-/* Insert v before position j (1..255) of a full group whose first id the
+/* Insert v before position j (1..255) of full group k whose first id the
  * caller saved (it leaves the group), v landing at position j - 1. The
  * shorter side moves: positions [1, j) one slot earlier, or positions
  * [j, 256) one slot later (the last into the first id's slot, which
  * becomes the tail: head + 1). Returns the ids moved (at most 127). */
-size_t ark__idset_put_front(grp *h, unsigned j, uint32_t v) {
+size_t ark__idset_put_front(ark_idset *s, size_t k, unsigned j, uint32_t v) {
+    grp *h = G(s, k);
+    unsigned head = head_of(s, k);
     if (j - 1u <= GROUP_SIZE - j) {
-        shift_down(h, 1, j);
-        slot_set(h, (h->head + j - 1u) & SLOT_MASK, v);
+        shift_down(h, head, 1, j);
+        slot_set(h, (head + j - 1u) & SLOT_MASK, v);
         return j - 1u;
     }
-    shift_up(h, j, GROUP_SIZE);
-    slot_set(h, (h->head + j) & SLOT_MASK, v);
-    h->head = (uint8_t)(h->head + 1u);
+    shift_up(h, head, j, GROUP_SIZE);
+    slot_set(h, (head + j) & SLOT_MASK, v);
+    head_set(s, k, head + 1u);
     return GROUP_SIZE - j;
 }
 
-/* Remove position j of a full group, moving the shorter side: the group
+/* Remove position j of full group k, moving the shorter side: the group
  * keeps 255 ids and the slot before its head is free (the slot of its
  * old last position, as ark__idset_take leaves it). Returns the ids
  * moved. */
-size_t ark__idset_take_front(grp *h, unsigned j) {
-    return ark__idset_take(h, GROUP_SIZE, j);
+size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j) {
+    return ark__idset_take(s, k, GROUP_SIZE, j);
 }
 
-/* Remove position j of a group holding len ids; the slot of the old last
+/* Remove position j of group k holding len ids; the slot of the old last
  * position becomes free (position len - 1 after the call is dead). */
-size_t ark__idset_take(grp *h, unsigned len, unsigned j) {
+size_t ark__idset_take(ark_idset *s, size_t k, unsigned len, unsigned j) {
+    grp *h = G(s, k);
+    unsigned head = head_of(s, k);
     if (j < len - 1u - j) {
-        shift_up(h, 0, j);
-        h->head = (uint8_t)(h->head + 1u);
+        shift_up(h, head, 0, j);
+        head_set(s, k, head + 1u);
         return j;
     }
-    shift_down(h, j + 1u, len);
+    shift_down(h, head, j + 1u, len);
     return len - 1u - j;
 }

@@ -10,11 +10,12 @@
  *   idset_sweep.c    remove_sorted (the frame-end sweep) and copy
  *   idset_algebra.c  intersect, union, difference, intersect_count
  *
- * Group k holds positions [256k, 256k + 256). Its header stores the slot of
- * position 0 (head); position j is at slot (head + j) & SLOT_MASK. Full
- * groups are full circular queues, so moving one id across a group
- * boundary is O(1): the group loses one end and gains the other by moving
- * head.
+ * Group k holds positions [256k, 256k + 256). Its hot word (hot[k], see
+ * ark__idset_view) stores the slot of position 0 (head), beside a copy of
+ * its header's data and dense; position j is at slot (head + j) &
+ * SLOT_MASK. Full groups are full circular queues, so moving one id across
+ * a group boundary is O(1): the group loses one end and gains the other by
+ * moving head.
  *
  * Dense groups: base is the centre of a 64K window [base - DENSE_HALF,
  * base + DENSE_HALF - 1]; slot s holds (int16)(id - base). A new base is
@@ -61,8 +62,9 @@
 #define DEMOTE_CREDIT ARK__IDSET_DEMOTE_CREDIT /* touches before demoting */
 #define FREE_KEEP 8u /* nodes kept on the freelist between calls */
 #define SLAB_MAX 64u /* nodes per slab, at most (see idset_node.c) */
-/* Per group: the header, the key, and the window bounds. */
-#define HDR_BYTES (sizeof(ark__idset_group) + 3 * sizeof(uint32_t))
+/* Per group: the header, the hot word, the key, and the window bounds. */
+#define HDR_BYTES                                                              \
+    (sizeof(ark__idset_group) + sizeof(uintptr_t) + 3 * sizeof(uint32_t))
 
 typedef ark__idset_group grp;
 
@@ -142,11 +144,28 @@ static inline void slot_set(grp *h, unsigned slot, uint32_t v) {
     }
 }
 
-static inline uint32_t pos_get(const grp *h, unsigned j) {
-    return slot_get(h, (h->head + j) & SLOT_MASK);
+static inline grp *G(ark_idset *s, size_t k) { return &s->v.groups[k]; }
+
+/* The slot holding group k's first id (kept in its hot word only). */
+static inline unsigned head_of(const ark_idset *s, size_t k) {
+    return (unsigned)(s->v.hot[k] & SLOT_MASK);
 }
 
-static inline grp *G(ark_idset *s, size_t k) { return &s->v.groups[k]; }
+static inline void head_set(ark_idset *s, size_t k, unsigned head) {
+    s->v.hot[k] = (s->v.hot[k] & ~(uintptr_t)SLOT_MASK) | (head & SLOT_MASK);
+}
+
+/* The id at position j of group k, found from its hot word (and, when
+ * dense, its base). */
+static inline uint32_t pos_get(const ark_idset *s, size_t k, unsigned j) {
+    uintptr_t w = s->v.hot[k];
+    unsigned slot = (unsigned)(w + j) & SLOT_MASK;
+    const void *d = (const void *)(w & ARK__IDSET_HOT_ADDR);
+    if (w & ARK__IDSET_HOT_DENSE) {
+        return ark__idset_dense_id(s->v.groups[k].base, d, slot);
+    }
+    return ((const uint32_t *)d)[slot];
+}
 
 /* The position of group k's first id. */
 static inline size_t group_start(const ark_idset *s, size_t k) {
@@ -187,6 +206,23 @@ static inline size_t buddy_of(const ark_idset *s, size_t k) {
     return is_odd(s, k) ? even_buddy(s, k) : k + 1;
 }
 
+/* The hot word of a group with these slots, form and head (see
+ * ark__idset_view in idset.h); slots are at least HALF_BYTES-aligned, so
+ * the low bits are free. */
+static inline uintptr_t hot_word(const void *data, unsigned dense,
+                                 unsigned head) {
+    assert(((uintptr_t)data & ~ARK__IDSET_HOT_ADDR) == 0);
+    return (uintptr_t)data | (dense ? ARK__IDSET_HOT_DENSE : 0u) | head;
+}
+
+/* Copy group k's slots and form from its header into its hot word after
+ * either changed (head stays). Every such change is followed by this;
+ * validate checks the words. */
+static inline void hot_sync(ark_idset *s, size_t k) {
+    const grp *h = &s->v.groups[k];
+    s->v.hot[k] = hot_word(h->data, h->dense, head_of(s, k));
+}
+
 /* Refresh the window bounds of group k after its base or form changed. */
 static inline void window_sync(ark_idset *s, size_t k) {
     const grp *h = &s->v.groups[k];
@@ -211,12 +247,15 @@ void ark__idset_credit(ark_idset *s, size_t k, uint32_t mn, uint32_t mx);
 void ark__idset_settle(ark_idset *s, size_t k, uint32_t mn, uint32_t mx);
 void ark__idset_write_group(ark_idset *s, size_t k, const uint32_t *v,
                             size_t len);
-void ark__idset_decode(const grp *h, size_t j, size_t n, uint32_t *out);
-void ark__idset_decode_group(const grp *h, size_t len, uint32_t *out);
-size_t ark__idset_put(grp *h, unsigned len, unsigned j, uint32_t v);
-size_t ark__idset_take(grp *h, unsigned len, unsigned j);
-size_t ark__idset_put_front(grp *h, unsigned j, uint32_t v);
-size_t ark__idset_take_front(grp *h, unsigned j);
+void ark__idset_decode(const ark_idset *s, size_t k, size_t j, size_t n,
+                       uint32_t *out);
+void ark__idset_decode_group(const ark_idset *s, size_t k, size_t len,
+                             uint32_t *out);
+size_t ark__idset_put(ark_idset *s, size_t k, unsigned len, unsigned j,
+                      uint32_t v);
+size_t ark__idset_take(ark_idset *s, size_t k, unsigned len, unsigned j);
+size_t ark__idset_put_front(ark_idset *s, size_t k, unsigned j, uint32_t v);
+size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j);
 
 /* ---- nodes, buddies, headers (idset_node.c) ---------------------------- */
 

@@ -47,6 +47,7 @@ void ark__idset_join(ark_idset *s, size_t k) {
     char *own = node_of(h->data);
     memcpy(dst, h->data, HALF_BYTES);
     h->data = dst;
+    hot_sync(s, k);
     ark__idset_node_give(s, own);
 }
 
@@ -260,7 +261,7 @@ void ark__idset_node_trim(ark_idset *s) {
     }
 }
 
-/* Grow the header and key arrays to hold at least want groups. */
+/* Grow the header, hot, key and window arrays to hold at least want groups. */
 static ark_status headers_grow(ark_idset *s, size_t want) {
     if (want <= s->cap) {
         return ARK_OK;
@@ -278,17 +279,20 @@ static ark_status headers_grow(ark_idset *s, size_t want) {
         return ARK_ENOMEM;
     }
     grp *g = (grp *)(void *)block;
-    uint32_t *k = (uint32_t *)(void *)(block + cap * sizeof(grp));
+    uintptr_t *hot = (uintptr_t *)(void *)(block + cap * sizeof(grp));
+    uint32_t *k = (uint32_t *)(void *)(hot + cap);
     uint32_t *lo = k + cap, *hi = lo + cap;
     size_t ng = s->v.ngroups;
     if (ng > 0) {
         memcpy(g, s->v.groups, ng * sizeof(grp));
+        memcpy(hot, s->v.hot, ng * sizeof(uintptr_t));
         memcpy(k, s->v.keys, ng * sizeof(uint32_t));
         memcpy(lo, s->win_lo, ng * sizeof(uint32_t));
         memcpy(hi, s->win_hi, ng * sizeof(uint32_t));
     }
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = g;
+    s->v.hot = hot;
     s->v.keys = k;
     s->win_lo = lo;
     s->win_hi = hi;
@@ -332,7 +336,6 @@ static void group_one(ark_idset *s, size_t k, void *data, uint32_t v,
     grp *h = G(s, k);
     h->data = data;
     h->base = sparse ? 0 : ark__idset_centre(v, v);
-    h->head = 0;
     h->dense = (uint8_t)!sparse;
     h->credit = (uint16_t)sparse;
     if (sparse) {
@@ -342,6 +345,7 @@ static void group_one(ark_idset *s, size_t k, void *data, uint32_t v,
     }
     s->v.keys[k] = v;
     window_sync(s, k);
+    s->v.hot[k] = hot_word(data, h->dense, 0);
     s->ndense += (size_t)!sparse;
 }
 
@@ -362,11 +366,12 @@ void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
     s->v.ngroups++;
 }
 
-/* Move the header, key and window arrays' groups [from, ngroups) to start
+/* Move the header, hot, key and window arrays' groups [from, ngroups) to start
  * at group to (one place up or down). */
 static void headers_shift(ark_idset *s, size_t to, size_t from) {
     size_t n = s->v.ngroups - from;
     memmove(s->v.groups + to, s->v.groups + from, n * sizeof(grp));
+    memmove(s->v.hot + to, s->v.hot + from, n * sizeof(uintptr_t));
     memmove(s->v.keys + to, s->v.keys + from, n * sizeof(uint32_t));
     memmove(s->win_lo + to, s->win_lo + from, n * sizeof(uint32_t));
     memmove(s->win_hi + to, s->win_hi + from, n * sizeof(uint32_t));
@@ -455,6 +460,7 @@ void ark__idset_free_all(ark_idset *s) {
     s->nnodes = 0;
     ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
     s->v.groups = NULL;
+    s->v.hot = NULL;
     s->v.keys = NULL;
     s->v.front = 0;
     s->odd0 = 0;

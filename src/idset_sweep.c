@@ -164,7 +164,7 @@ static void sweep_backward(ark_idset *s, size_t k1, const uint32_t *ids,
     for (size_t i = k1 + 1; i-- > 0;) {
         uint32_t in[GROUP_SIZE];
         size_t len = glen(s, i);
-        ark__idset_decode_group(&s->v.groups[i], len, in);
+        ark__idset_decode_group(s, i, len, in);
         sweep_group_back(s, &o, in, len, ids, &b);
     }
     if (o.len > 0) {
@@ -197,7 +197,7 @@ static void sweep_forward(ark_idset *s, size_t k0, const uint32_t *ids,
     for (size_t i = k0; i < oldng; i++) {
         uint32_t in[GROUP_SIZE];
         size_t len = glen(s, i);
-        ark__idset_decode_group(&s->v.groups[i], len, in);
+        ark__idset_decode_group(s, i, len, in);
         sweep_group(s, &o, in, len, ids, n, &b);
     }
     if (o.len > 0) {
@@ -264,7 +264,7 @@ size_t ark_idset_copy(const ark_idset *s, size_t pos, uint32_t *out, size_t n) {
         if (seg > n - done) {
             seg = n - done;
         }
-        ark__idset_decode(&s->v.groups[k], j, seg, out + done);
+        ark__idset_decode(s, k, j, seg, out + done);
         done += seg;
         pos += seg;
     }

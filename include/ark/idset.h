@@ -42,7 +42,7 @@
  * - copy and the iterator: O(1) per id, decoded per group segment.
  * - intersect, union, difference: O(|a| + |b|) group by group; when one
  *   side is much smaller, O(small * log(large / small)) by galloping.
- * - memory: about 2.11 bytes per id when groups are dense, 4.11 sparse.
+ * - memory: about 2.14 bytes per id when groups are dense, 4.14 sparse.
  *
  * Errors: a failed call leaves the set unchanged (allocation failure
  * included). Thread-safety: none; concurrent readers are fine if no thread
@@ -62,22 +62,30 @@ extern "C" {
 #define ARK_NOT_FOUND SIZE_MAX
 #endif
 
-/* Private: one group header (16 bytes), kept in a contiguous array. */
+/* Private: one group header (16 bytes), kept in a contiguous array. The
+ * slot holding the group's first id (head) is kept in the group's hot
+ * word (ark__idset_view) only. */
 typedef struct ark__idset_group {
     void *data;    /* dense: int16_t[256] (half a node); sparse: uint32[256] */
     uint32_t base; /* dense: value = base + delta; sparse: 0 */
-    uint8_t head;  /* slot holding the group's first id */
-    uint8_t dense; /* 1 dense, 0 sparse */
     uint16_t credit; /* sparse: touches in a row with a demotable range */
+    uint8_t dense;   /* 1 dense, 0 sparse */
 } ark__idset_group;
 
 /* Private: the part of a set the inline functions read. It is the first
  * member of the (opaque) struct ark_idset, defined in src/. */
 typedef struct ark__idset_view {
     ark__idset_group *groups; /* ngroups headers */
-    uint32_t *keys;           /* first id of each group */
-    size_t count;             /* ids held */
-    size_t ngroups;           /* ceil((front + count) / 256) */
+    /* Per group, what at() reads: the address of its slots (512-aligned;
+     * the header's data repeats it), ARK__IDSET_HOT_DENSE when dense (as
+     * the header's dense), and in the low 8 bits head, the slot holding
+     * the group's first id (kept here only). 8 bytes a group, so that the
+     * array for 1M ids (32 KiB) mostly stays in the L1 cache, where the
+     * 16-byte headers (64 KiB) came from L2. */
+    uintptr_t *hot;
+    uint32_t *keys; /* first id of each group */
+    size_t count;   /* ids held */
+    size_t ngroups; /* ceil((front + count) / 256) */
     /* Empty positions before group 0's first id: group 0 holds 256 - front
      * ids (or count, when it is the only group; front is then 0), group
      * k >= 1 positions [256k - front, 256k - front + 256). */
@@ -108,6 +116,8 @@ ARK_ALWAYS_INLINE ARK_INLINE uint32_t ark__idset_dense_id(uint32_t base,
 #define ARK__IDSET_MASK 255u
 #define ARK__IDSET_HALF 32768u
 #define ARK__IDSET_SPAN 65535u
+#define ARK__IDSET_HOT_DENSE 256u             /* the dense flag of a hot word */
+#define ARK__IDSET_HOT_ADDR (~(uintptr_t)511) /* its slots' address */
 
 /* Private: a sparse group whose range stays at or below this is counted
  * towards a lazy demotion (see src/idset_group.c), which happens after
@@ -148,7 +158,8 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     size_t n = v->count + v->front; /* the end, in group-aligned terms */
     if ((n & ARK__IDSET_MASK) != 0) {
         ark__idset_group *g = &v->groups[n >> ARK__IDSET_SHIFT];
-        unsigned slot = (unsigned)(g->head + n) & ARK__IDSET_MASK;
+        unsigned slot =
+            (unsigned)(v->hot[n >> ARK__IDSET_SHIFT] + n) & ARK__IDSET_MASK;
         unsigned prev = (slot - 1u) & ARK__IDSET_MASK;
         if (g->dense) {
             int16_t *d = (int16_t *)g->data;
@@ -223,7 +234,8 @@ ARK_API ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
 /*
  * Return the id at a position (0-based, ascending), or 0 when pos >= count
  * (check the count first: 0 is also a valid id).
- * Complexity: O(1): the group header, then one slot.
+ * Complexity: O(1): the group's hot word (and a dense group's base), then
+ * one slot.
  */
 ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     const ark__idset_view *v = ark__idset_view_of(s);
@@ -232,13 +244,14 @@ ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     }
     size_t at = pos + v->front;
     size_t k = at >> ARK__IDSET_SHIFT;
-    const ark__idset_group *g = &v->groups[k];
+    uintptr_t w = v->hot[k];
     size_t j = k != 0 ? at : pos; /* the index inside the group, mod 256 */
-    unsigned slot = (unsigned)(g->head + j) & ARK__IDSET_MASK;
-    if (g->dense) {
-        return ark__idset_dense_id(g->base, g->data, slot);
+    unsigned slot = (unsigned)(w + j) & ARK__IDSET_MASK;
+    const void *data = (const void *)(w & ARK__IDSET_HOT_ADDR);
+    if (w & ARK__IDSET_HOT_DENSE) {
+        return ark__idset_dense_id(v->groups[k].base, data, slot);
     }
-    return ((const uint32_t *)g->data)[slot];
+    return ((const uint32_t *)data)[slot];
 }
 
 /* Private: i + s when a < key (lt, lt16) or a <= key (le), else i, as a
@@ -331,22 +344,23 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_lower16(const int16_t *b,
     return ark__idset_add_if_lt16(i, 1, b[i], key);
 }
 
-/* Private: the first position j in [0, len] of group g whose id >= id
- * (1 <= len <= 256). The queue is two sorted runs in slot order: slots
- * [head, 256) hold the first positions, slots [0, head) the rest. One
- * comparison picks the run, then a branchless search runs over plain
- * contiguous memory like a flat array's. */
-ARK_ALWAYS_INLINE ARK_INLINE size_t
-ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
-    unsigned head = g->head;
+/* Private: the first position j in [0, len] of a group (hot word w,
+ * header g: its base when dense) whose id >= id (1 <= len <= 256). The
+ * queue is two sorted runs in slot order: slots [head, 256) hold the
+ * first positions, slots [0, head) the rest. One comparison picks the run,
+ * then a branchless search runs over plain contiguous memory like a flat
+ * array's. */
+ARK_ALWAYS_INLINE ARK_INLINE size_t ark__idset_group_lower(
+    const ark__idset_group *g, unsigned head, size_t len, uint32_t id) {
     size_t na = ARK__IDSET_GROUP - head < len ? ARK__IDSET_GROUP - head : len;
     size_t nb = len - na;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
-        uint32_t off = id - (g->base - ARK__IDSET_HALF);
+        uint32_t base = g->base;
+        uint32_t off = id - (base - ARK__IDSET_HALF);
         if (off > ARK__IDSET_SPAN) {
             /* Outside the window: below every id or above every id. */
-            return id < g->base ? 0 : len;
+            return id < base ? 0 : len;
         }
         int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
         if (nb > 0 && d[ARK__IDSET_MASK] < t) {
@@ -361,25 +375,25 @@ ark__idset_group_lower(const ark__idset_group *g, size_t len, uint32_t id) {
     return ark__idset_lower32(d + head, na, id);
 }
 
-/* Private: the first index in [0, 256] of a full group g whose id >= id,
- * for a group whose head is not 0 (group_lower does better at head 0: one
- * contiguous run). Eight halvings over the circular queue, slot (head + i)
- * & 255, and one probe to finish: no branch depends on head or on the
- * data, whereas group_lower's choice of run and its trip counts depend on
- * head, which varies from group to group once ids go in anywhere but the
- * end, and mispredict. lower_bound over sets built by inserts in random
- * order, same process, medians of 21 (gcc 12 -O2), before -> after:
- * throughput 4K 30.7 -> 19.9 ns, 64K 45.1 -> 29.8, 1M sparse 81.2 ->
- * 68.2, 1M dense 67.7 -> 48.5. */
+/* Private: the first index in [0, 256] of a full group (as group_lower)
+ * whose id >= id, for a group whose head is not 0 (group_lower does
+ * better at head 0: one contiguous run). Eight halvings over the circular
+ * queue, slot (head + i) & 255, and one probe to finish: no branch
+ * depends on head or on the data, whereas group_lower's choice of run and
+ * its trip counts depend on head, which varies from group to group once
+ * ids go in anywhere but the end, and mispredict. lower_bound over sets
+ * built by inserts in random order, same process, medians of 21 (gcc 12
+ * -O2), before -> after: throughput 4K 30.7 -> 19.9 ns, 64K 45.1 -> 29.8,
+ * 1M sparse 81.2 -> 68.2, 1M dense 67.7 -> 48.5. */
 ARK_ALWAYS_INLINE ARK_INLINE size_t
-ark__idset_full_lower(const ark__idset_group *g, uint32_t id) {
-    unsigned head = g->head;
+ark__idset_full_lower(const ark__idset_group *g, unsigned head, uint32_t id) {
     size_t i = 0;
     if (g->dense) {
         const int16_t *d = (const int16_t *)g->data;
-        uint32_t off = id - (g->base - ARK__IDSET_HALF);
+        uint32_t base = g->base;
+        uint32_t off = id - (base - ARK__IDSET_HALF);
         if (off > ARK__IDSET_SPAN) {
-            return id < g->base ? 0 : ARK__IDSET_GROUP;
+            return id < base ? 0 : ARK__IDSET_GROUP;
         }
         int16_t t = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
         for (size_t s = ARK__IDSET_GROUP / 2; s > 0; s >>= 1) {
@@ -416,12 +430,13 @@ ARK_ALWAYS_INLINE ARK_INLINE size_t ark_idset_lower_bound(const ark_idset *s,
     size_t end = first + ARK__IDSET_GROUP;
     end = end < v->count ? end : v->count;
     const ark__idset_group *g = &v->groups[k];
+    unsigned head = (unsigned)(v->hot[k] & ARK__IDSET_MASK);
     /* Almost every group is full and, as the set changes, has head != 0:
      * the branch is predictable. */
-    if (end - start == ARK__IDSET_GROUP && g->head != 0) {
-        return start + ark__idset_full_lower(g, id);
+    if (end - start == ARK__IDSET_GROUP && head != 0) {
+        return start + ark__idset_full_lower(g, head, id);
     }
-    return start + ark__idset_group_lower(g, end - start, id);
+    return start + ark__idset_group_lower(g, head, end - start, id);
 }
 
 /*
@@ -540,7 +555,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__idset_iter_load(ark_idset_iter *it) {
     it->data = g->data;
     it->base = g->base;
     it->dense = g->dense;
-    it->slot = (unsigned)(g->head + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
+    it->slot = (unsigned)(v->hot[k] + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
     it->id = g->dense ? ark__idset_dense_id(g->base, g->data, it->slot)
                       : ((const uint32_t *)g->data)[it->slot];
 }
