@@ -12,6 +12,8 @@ ARK_INLINE_API extern inline uint32_t
 ark__idset_dense_id(uint32_t base, const void *data, unsigned slot);
 ARK_INLINE_API extern inline const ark__idset_view *
 ark__idset_view_of(const ark_idset *s);
+ARK_INLINE_API extern inline uint32_t
+ark__idset_group_id(const ark__idset_view *v, size_t k, size_t j);
 ARK_INLINE_API extern inline size_t
 ark__idset_add_if_le(size_t i, size_t s, uint32_t a, uint32_t key);
 ARK_INLINE_API extern inline size_t
@@ -97,7 +99,7 @@ static int header_ok(const ark_idset *s, size_t k, size_t *used) {
         return addr % NODE_BYTES == 0 && h->base == 0 &&
                h->credit < DEMOTE_CREDIT;
     }
-    if (h->dense != 1 || addr % HALF_BYTES != 0 || h->base < DENSE_HALF ||
+    if (h->dense != 1 || h->base < DENSE_HALF ||
         h->base > UINT32_MAX - (DENSE_HALF - 1u) || h->credit != 0) {
         return 0;
     }

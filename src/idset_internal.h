@@ -155,16 +155,9 @@ static inline void head_set(ark_idset *s, size_t k, unsigned head) {
     s->v.hot[k] = (s->v.hot[k] & ~(uintptr_t)SLOT_MASK) | (head & SLOT_MASK);
 }
 
-/* The id at position j of group k, found from its hot word (and, when
- * dense, its base). */
+/* The id at position j of group k. */
 static inline uint32_t pos_get(const ark_idset *s, size_t k, unsigned j) {
-    uintptr_t w = s->v.hot[k];
-    unsigned slot = (unsigned)(w + j) & SLOT_MASK;
-    const void *d = (const void *)(w & ARK__IDSET_HOT_ADDR);
-    if (w & ARK__IDSET_HOT_DENSE) {
-        return ark__idset_dense_id(s->v.groups[k].base, d, slot);
-    }
-    return ((const uint32_t *)d)[slot];
+    return ark__idset_group_id(&s->v, k, j);
 }
 
 /* The position of group k's first id. */

@@ -125,6 +125,20 @@ ARK_ALWAYS_INLINE ARK_INLINE uint32_t ark__idset_dense_id(uint32_t base,
 #define ARK__IDSET_DEMOTE_SPAN 49151u
 #define ARK__IDSET_DEMOTE_CREDIT 256u
 
+/* Private: the id at index j (mod 256) of group k: its hot word, then one
+ * slot (a dense group adds its base). at() and the library's own
+ * positional reads go through here. */
+ARK_ALWAYS_INLINE ARK_INLINE uint32_t
+ark__idset_group_id(const ark__idset_view *v, size_t k, size_t j) {
+    uintptr_t w = v->hot[k];
+    unsigned slot = (unsigned)(w + j) & ARK__IDSET_MASK;
+    const void *data = (const void *)(w & ARK__IDSET_HOT_ADDR);
+    if (w & ARK__IDSET_HOT_DENSE) {
+        return ark__idset_dense_id(v->groups[k].base, data, slot);
+    }
+    return ((const uint32_t *)data)[slot];
+}
+
 /* Private: the view of a set. */
 ARK_ALWAYS_INLINE ARK_INLINE const ark__idset_view *
 ark__idset_view_of(const ark_idset *s) {
@@ -244,14 +258,8 @@ ARK_INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
     }
     size_t at = pos + v->front;
     size_t k = at >> ARK__IDSET_SHIFT;
-    uintptr_t w = v->hot[k];
-    size_t j = k != 0 ? at : pos; /* the index inside the group, mod 256 */
-    unsigned slot = (unsigned)(w + j) & ARK__IDSET_MASK;
-    const void *data = (const void *)(w & ARK__IDSET_HOT_ADDR);
-    if (w & ARK__IDSET_HOT_DENSE) {
-        return ark__idset_dense_id(v->groups[k].base, data, slot);
-    }
-    return ((const uint32_t *)data)[slot];
+    /* The index inside the group, mod 256. */
+    return ark__idset_group_id(v, k, k != 0 ? at : pos);
 }
 
 /* Private: i + s when a < key (lt, lt16) or a <= key (le), else i, as a
