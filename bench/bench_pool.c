@@ -315,16 +315,18 @@ static void array_seq(const bench_args *args, const char *fam, size_t n) {
         c[0] = a.len;
         c[1] = array_sum(&a);
         e[1] = b[2] = bench_now_ns();
-        c[2] = 0;
+        uint64_t sum = 0; /* a local, as in pool_workloads.h */
         for (size_t i = 0; i < n; i++) {
-            c[2] += xbits(&a.v[i]);
+            sum += xbits(&a.v[i]);
         }
         e[2] = b[3] = bench_now_ns();
-        c[3] = 0;
+        c[2] = sum;
+        sum = 0;
         for (size_t k = 0; k < n; k++) {
-            c[3] += xbits(&a.v[perm[k]]);
+            sum += xbits(&a.v[perm[k]]);
         }
         e[3] = b[4] = bench_now_ns();
+        c[3] = sum;
         size_t before = a.len;
         for (size_t k = 0; k < n; k++) {
             array_swap_pop(&a, perm[k] % a.len);
