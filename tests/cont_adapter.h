@@ -81,12 +81,18 @@ static inline void note_kind(const kind *k) {
     }
 }
 
-/* Run body on one kind. Each case is registered once per kind, spelled
- * out (TEST(pool_x) / TEST(table_x)): CMake reads the TEST lines. */
+/* Run body on one kind. */
 #define RUN_ON(body, k)                                                        \
     do {                                                                       \
         body(k);                                                               \
         note_kind(k);                                                          \
     } while (0)
+
+/* Register body(const kind *) as two cases, body_pool and body_table.
+ * tests/CMakeLists.txt reads these lines as it reads TEST lines, so each
+ * must start a line. */
+#define TEST_ON_BOTH(body)                                                     \
+    TEST(body##_pool) { RUN_ON(body, &POOL); }                                 \
+    TEST(body##_table) { RUN_ON(body, &TABLE); }
 
 #endif /* ARK_TEST_CONT_ADAPTER_H */

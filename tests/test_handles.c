@@ -195,14 +195,9 @@ static void check_reports_every_status(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(check_reports_every_status_pool) {
-    RUN_ON(check_reports_every_status, &POOL);
-}
-TEST(check_reports_every_status_table) {
-    RUN_ON(check_reports_every_status, &TABLE);
-}
+TEST_ON_BOTH(check_reports_every_status)
 
-static void handles_fit_32_bits(const kind *k) {
+static void handles_fit_32_bits_with_20_12_layout(const kind *k) {
     cont c;
     hcfg cfg = {.index_bits = 20, .gen_bits = 12};
     CHECK_OK(make(k, &c, &cfg));
@@ -233,12 +228,7 @@ static void handles_fit_32_bits(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(handles_fit_32_bits_with_20_12_layout_pool) {
-    RUN_ON(handles_fit_32_bits, &POOL);
-}
-TEST(handles_fit_32_bits_with_20_12_layout_table) {
-    RUN_ON(handles_fit_32_bits, &TABLE);
-}
+TEST_ON_BOTH(handles_fit_32_bits_with_20_12_layout)
 
 static void efull_when_every_index_is_live(const kind *k) {
     /* 4 index bits: slots 1..15. */
@@ -281,12 +271,7 @@ static void efull_when_every_index_is_live(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(efull_when_every_index_is_live_pool) {
-    RUN_ON(efull_when_every_index_is_live, &POOL);
-}
-TEST(efull_when_every_index_is_live_table) {
-    RUN_ON(efull_when_every_index_is_live, &TABLE);
-}
+TEST_ON_BOTH(efull_when_every_index_is_live)
 
 static void generations_retire_and_container_fills(const kind *k) {
     /* {index bits, gen bits}: slots 1..2^i-1 each used for 2^g
@@ -339,12 +324,7 @@ static void generations_retire_and_container_fills(const kind *k) {
     }
 }
 
-TEST(generations_retire_and_container_fills_pool) {
-    RUN_ON(generations_retire_and_container_fills, &POOL);
-}
-TEST(generations_retire_and_container_fills_table) {
-    RUN_ON(generations_retire_and_container_fills, &TABLE);
-}
+TEST_ON_BOTH(generations_retire_and_container_fills)
 
 static void full_32_bit_generations_never_wrap_to_free(const kind *k) {
     /* With 32 generation bits, generation 2^32 - 1 is never issued: its
@@ -371,12 +351,7 @@ static void full_32_bit_generations_never_wrap_to_free(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(full_32_bit_generations_never_wrap_to_free_pool) {
-    RUN_ON(full_32_bit_generations_never_wrap_to_free, &POOL);
-}
-TEST(full_32_bit_generations_never_wrap_to_free_table) {
-    RUN_ON(full_32_bit_generations_never_wrap_to_free, &TABLE);
-}
+TEST_ON_BOTH(full_32_bit_generations_never_wrap_to_free)
 
 static void freed_slot_is_not_reused_at_once(const kind *k) {
     /* A model of the rule: fresh slots until ARK_REUSE_DELAY are queued,
@@ -426,12 +401,7 @@ static void freed_slot_is_not_reused_at_once(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(freed_slot_is_not_reused_at_once_pool) {
-    RUN_ON(freed_slot_is_not_reused_at_once, &POOL);
-}
-TEST(freed_slot_is_not_reused_at_once_table) {
-    RUN_ON(freed_slot_is_not_reused_at_once, &TABLE);
-}
+TEST_ON_BOTH(freed_slot_is_not_reused_at_once)
 
 /* Forged handles: random 64-bit values, random values inside the layout,
  * and single-bit flips of live, pending and stale handles. Each is
@@ -490,12 +460,7 @@ static void forged_handles_are_rejected(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(forged_handles_are_rejected_pool) {
-    RUN_ON(forged_handles_are_rejected, &POOL);
-}
-TEST(forged_handles_are_rejected_table) {
-    RUN_ON(forged_handles_are_rejected, &TABLE);
-}
+TEST_ON_BOTH(forged_handles_are_rejected)
 
 /* ---- config edges ----------------------------------------------------- */
 
@@ -646,10 +611,7 @@ static void config_edges_give_einval(const kind *k) {
     CHECK(accepted > 100 && rejected > 1000);
 }
 
-TEST(config_edges_give_einval_pool) { RUN_ON(config_edges_give_einval, &POOL); }
-TEST(config_edges_give_einval_table) {
-    RUN_ON(config_edges_give_einval, &TABLE);
-}
+TEST_ON_BOTH(config_edges_give_einval)
 
 /* ---- removal hooks that call back: a model ---------------------------- */
 
@@ -1116,22 +1078,16 @@ static void hooks_model(const kind *k, unsigned ib, unsigned gb, uint64_t ops) {
     free(m);
 }
 
-static void hooks_model_roomy(const kind *k) {
+static void hooks_call_back_model(const kind *k) {
     hooks_model(k, 14, 10, harness_scaled(40000));
 }
-static void hooks_model_fills(const kind *k) {
+static void hooks_call_back_model_small_layout(const kind *k) {
     /* 511 slots of 16 generations: the run retires slots and hits EFULL */
     hooks_model(k, 9, 4, harness_scaled(20000));
 }
 
-TEST(hooks_call_back_model_pool) { RUN_ON(hooks_model_roomy, &POOL); }
-TEST(hooks_call_back_model_table) { RUN_ON(hooks_model_roomy, &TABLE); }
-TEST(hooks_call_back_model_small_layout_pool) {
-    RUN_ON(hooks_model_fills, &POOL);
-}
-TEST(hooks_call_back_model_small_layout_table) {
-    RUN_ON(hooks_model_fills, &TABLE);
-}
+TEST_ON_BOTH(hooks_call_back_model)
+TEST_ON_BOTH(hooks_call_back_model_small_layout)
 
 /* ---- removal hooks that call back, case by case ----------------------- */
 
@@ -1204,8 +1160,7 @@ static void hook_removes_children(const kind *k) {
     scripted_free(m);
 }
 
-TEST(hook_removes_children_pool) { RUN_ON(hook_removes_children, &POOL); }
-TEST(hook_removes_children_table) { RUN_ON(hook_removes_children, &TABLE); }
+TEST_ON_BOTH(hook_removes_children)
 
 /* Issue 12, defect 2: remove_later from a hook while flush runs lost the
  * element (never flushed, slot leaked). flush must free it too, and count
@@ -1236,12 +1191,7 @@ static void remove_later_during_flush(const kind *k) {
     scripted_free(m);
 }
 
-TEST(remove_later_during_flush_pool) {
-    RUN_ON(remove_later_during_flush, &POOL);
-}
-TEST(remove_later_during_flush_table) {
-    RUN_ON(remove_later_during_flush, &TABLE);
-}
+TEST_ON_BOTH(remove_later_during_flush)
 
 /* Issue 12, defect 2: remove from a hook while clear(true) runs ran
  * on_remove twice for some elements. A random forest, some of it
@@ -1274,8 +1224,7 @@ static void remove_during_clear(const kind *k) {
     scripted_free(m);
 }
 
-TEST(remove_during_clear_pool) { RUN_ON(remove_during_clear, &POOL); }
-TEST(remove_during_clear_table) { RUN_ON(remove_during_clear, &TABLE); }
+TEST_ON_BOTH(remove_during_clear)
 
 /* Hooks that insert while flush and clear run (bounded by a budget):
  * what flush's hooks insert stays; clear removes it too, and returns with
@@ -1315,12 +1264,7 @@ static void insert_during_flush_and_clear(const kind *k) {
     scripted_free(m);
 }
 
-TEST(insert_during_flush_and_clear_pool) {
-    RUN_ON(insert_during_flush_and_clear, &POOL);
-}
-TEST(insert_during_flush_and_clear_table) {
-    RUN_ON(insert_during_flush_and_clear, &TABLE);
-}
+TEST_ON_BOTH(insert_during_flush_and_clear)
 
 /* ---- sealing ---------------------------------------------------------- */
 
@@ -1387,12 +1331,7 @@ static void seal_round_trips_every_live_handle(const kind *k) {
     }
 }
 
-TEST(seal_round_trips_every_live_handle_pool) {
-    RUN_ON(seal_round_trips_every_live_handle, &POOL);
-}
-TEST(seal_round_trips_every_live_handle_table) {
-    RUN_ON(seal_round_trips_every_live_handle, &TABLE);
-}
+TEST_ON_BOTH(seal_round_trips_every_live_handle)
 
 /* seal is a bijection on the layout's bits: exhaustively for widths up to
  * 16 (a permutation of [0, 2^width)), by sampling above; bits above the
@@ -1455,12 +1394,7 @@ static void seal_is_a_bijection_on_the_layout_bits(const kind *k) {
     free(seen);
 }
 
-TEST(seal_is_a_bijection_on_the_layout_bits_pool) {
-    RUN_ON(seal_is_a_bijection_on_the_layout_bits, &POOL);
-}
-TEST(seal_is_a_bijection_on_the_layout_bits_table) {
-    RUN_ON(seal_is_a_bijection_on_the_layout_bits, &TABLE);
-}
+TEST_ON_BOTH(seal_is_a_bijection_on_the_layout_bits)
 
 /* A fixed seal_key reproduces the sealing; another key, or two keys drawn
  * from entropy (seal_key 0), give another. */
@@ -1495,12 +1429,7 @@ static void seal_key_fixes_the_permutation(const kind *k) {
     }
 }
 
-TEST(seal_key_fixes_the_permutation_pool) {
-    RUN_ON(seal_key_fixes_the_permutation, &POOL);
-}
-TEST(seal_key_fixes_the_permutation_table) {
-    RUN_ON(seal_key_fixes_the_permutation, &TABLE);
-}
+TEST_ON_BOTH(seal_key_fixes_the_permutation)
 
 /* Flip 1 to 3 distinct bits among the low `bits` of w. */
 static uint64_t flip_bits(uint64_t w, unsigned bits, uint64_t *state) {
@@ -1610,9 +1539,4 @@ static void sealed_wire_values_are_accepted_at_the_random_rate(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(sealed_wire_values_are_accepted_at_the_random_rate_pool) {
-    RUN_ON(sealed_wire_values_are_accepted_at_the_random_rate, &POOL);
-}
-TEST(sealed_wire_values_are_accepted_at_the_random_rate_table) {
-    RUN_ON(sealed_wire_values_are_accepted_at_the_random_rate, &TABLE);
-}
+TEST_ON_BOTH(sealed_wire_values_are_accepted_at_the_random_rate)

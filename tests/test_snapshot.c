@@ -496,18 +496,10 @@ static void continuation_custom_allocator(const kind *k) {
     CHECK_EQ(ta.bad_frees, 0);
 }
 
-TEST(pool_continuation_at_start) { RUN_ON(continuation_at_start, &POOL); }
-TEST(table_continuation_at_start) { RUN_ON(continuation_at_start, &TABLE); }
-TEST(pool_continuation_mid_churn) { RUN_ON(continuation_mid_churn, &POOL); }
-TEST(table_continuation_mid_churn) { RUN_ON(continuation_mid_churn, &TABLE); }
-TEST(pool_continuation_retiring) { RUN_ON(continuation_retiring, &POOL); }
-TEST(table_continuation_retiring) { RUN_ON(continuation_retiring, &TABLE); }
-TEST(pool_continuation_custom_allocator) {
-    RUN_ON(continuation_custom_allocator, &POOL);
-}
-TEST(table_continuation_custom_allocator) {
-    RUN_ON(continuation_custom_allocator, &TABLE);
-}
+TEST_ON_BOTH(continuation_at_start)
+TEST_ON_BOTH(continuation_mid_churn)
+TEST_ON_BOTH(continuation_retiring)
+TEST_ON_BOTH(continuation_custom_allocator)
 
 /* ---- malformed input ---------------------------------------------------- */
 
@@ -571,8 +563,7 @@ static void truncation_and_flips(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_truncation_and_flips) { RUN_ON(truncation_and_flips, &POOL); }
-TEST(table_truncation_and_flips) { RUN_ON(truncation_and_flips, &TABLE); }
+TEST_ON_BOTH(truncation_and_flips)
 
 /* q loaded from a mutant: valid, and stays so through churn. */
 static void churn_mutant(cont *q) {
@@ -626,8 +617,7 @@ static void mutations_past_checksum(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_mutations_past_checksum) { RUN_ON(mutations_past_checksum, &POOL); }
-TEST(table_mutations_past_checksum) { RUN_ON(mutations_past_checksum, &TABLE); }
+TEST_ON_BOTH(mutations_past_checksum)
 
 static void random_bytes(const kind *k) {
     scfg cfg = base_cfg();
@@ -649,8 +639,7 @@ static void random_bytes(const kind *k) {
     mem_free(&m);
 }
 
-TEST(pool_random_bytes) { RUN_ON(random_bytes, &POOL); }
-TEST(table_random_bytes) { RUN_ON(random_bytes, &TABLE); }
+TEST_ON_BOTH(random_bytes)
 
 /* Each change to cfg that m must refuse with ARK_EINVAL. */
 static void mismatches(const kind *k, const scfg *cfg, membuf *m) {
@@ -703,8 +692,7 @@ static void config_mismatch(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_config_mismatch) { RUN_ON(config_mismatch, &POOL); }
-TEST(table_config_mismatch) { RUN_ON(config_mismatch, &TABLE); }
+TEST_ON_BOTH(config_mismatch)
 
 static void file_roundtrip_and_trailing_data(const kind *k) {
     scfg cfg;
@@ -730,12 +718,7 @@ static void file_roundtrip_and_trailing_data(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_file_roundtrip_and_trailing_data) {
-    RUN_ON(file_roundtrip_and_trailing_data, &POOL);
-}
-TEST(table_file_roundtrip_and_trailing_data) {
-    RUN_ON(file_roundtrip_and_trailing_data, &TABLE);
-}
+TEST_ON_BOTH(file_roundtrip_and_trailing_data)
 
 static ark_status fail_write(void *ctx, const void *buf, size_t n) {
     size_t *budget = ctx;
@@ -762,12 +745,7 @@ static void save_reports_writer_errors(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_save_reports_writer_errors) {
-    RUN_ON(save_reports_writer_errors, &POOL);
-}
-TEST(table_save_reports_writer_errors) {
-    RUN_ON(save_reports_writer_errors, &TABLE);
-}
+TEST_ON_BOTH(save_reports_writer_errors)
 
 /* 700 slots: three blocks, all live at generation 0 (one stamp each). */
 static bool block_cont(const kind *k, scfg *cfg, cont *c, ark_handle *hs) {
@@ -836,10 +814,7 @@ static void load_allocation_failures(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_load_allocation_failures) { RUN_ON(load_allocation_failures, &POOL); }
-TEST(table_load_allocation_failures) {
-    RUN_ON(load_allocation_failures, &TABLE);
-}
+TEST_ON_BOTH(load_allocation_failures)
 
 /* ---- pool: the blocks of the slots section ------------------------------ */
 
@@ -1130,12 +1105,7 @@ static void insert_at_replicates_shuffled(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_insert_at_replicates_shuffled) {
-    RUN_ON(insert_at_replicates_shuffled, &POOL);
-}
-TEST(table_insert_at_replicates_shuffled) {
-    RUN_ON(insert_at_replicates_shuffled, &TABLE);
-}
+TEST_ON_BOTH(insert_at_replicates_shuffled)
 
 /* A replica that follows its server operation by operation: the server's
  * inserts become insert_at, removes become removes. Handles and the
@@ -1175,8 +1145,7 @@ static void insert_at_mirrors_churn(const kind *k) {
     c_destroy(&b);
 }
 
-TEST(pool_insert_at_mirrors_churn) { RUN_ON(insert_at_mirrors_churn, &POOL); }
-TEST(table_insert_at_mirrors_churn) { RUN_ON(insert_at_mirrors_churn, &TABLE); }
+TEST_ON_BOTH(insert_at_mirrors_churn)
 
 /* A handle of the 16/4/4 layout below (tag 5): index and generation. */
 #define AT(index, gen) ((index) | ((uint64_t)(gen) << 16) | tag)
@@ -1236,8 +1205,7 @@ static void insert_at_statuses(const kind *k) {
     c_destroy(&c);
 }
 
-TEST(pool_insert_at_statuses) { RUN_ON(insert_at_statuses, &POOL); }
-TEST(table_insert_at_statuses) { RUN_ON(insert_at_statuses, &TABLE); }
+TEST_ON_BOTH(insert_at_statuses)
 
 /* insert_at h with an allocator failing at every allocation in turn:
  * ARK_ENOMEM leaves the container as it was. */
@@ -1298,9 +1266,4 @@ static void insert_at_allocation_failures(const kind *k) {
     CHECK_EQ(ta.bad_frees, 0);
 }
 
-TEST(pool_insert_at_allocation_failures) {
-    RUN_ON(insert_at_allocation_failures, &POOL);
-}
-TEST(table_insert_at_allocation_failures) {
-    RUN_ON(insert_at_allocation_failures, &TABLE);
-}
+TEST_ON_BOTH(insert_at_allocation_failures)
