@@ -453,6 +453,51 @@ TEST(iteration_over_full_and_partial_words) {
     ark_pool_destroy(p);
 }
 
+/* The iterator builds each handle from its own copies of the layout: with
+ * a tag, a 20+12 layout and generations past 0 (rounds of remove all,
+ * insert all; FIFO reuse hands slots out again), and holes in full and
+ * partial words, every visited handle is the one insert returned. */
+TEST(iteration_handles_carry_tag_and_generation) {
+    ark_pool_config cfg = {.elem_size = 4,
+                           .elem_align = 4,
+                           .index_bits = 20,
+                           .gen_bits = 12,
+                           .tag_bits = 8,
+                           .tag = 0xA5};
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    enum { N = 300, ROUNDS = 5 };
+    ark_handle h[N];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (uint32_t i = 0; i < N; i++) {
+            CHECK_OK(ark_pool_insert(p, &i, &h[i]));
+        }
+        if (r + 1 < ROUNDS) {
+            for (uint32_t i = 0; i < N; i++) {
+                CHECK_OK(ark_pool_remove(p, h[i]));
+            }
+        }
+    }
+    bool gone[N] = {false};
+    for (uint32_t i = 0; i < N; i += 7) {
+        CHECK_OK(ark_pool_remove(p, h[i]));
+        gone[i] = true;
+    }
+    size_t n = 0, reused = 0;
+    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+         ark_pool_iter_next(&it)) {
+        uint32_t v = *(const uint32_t *)it.elem;
+        CHECK(v < N && !gone[v]);
+        CHECK_EQ(it.handle, h[v]);
+        CHECK_EQ(it.handle >> 32, 0xA5); /* the tag, above 20 + 12 bits */
+        reused += (it.handle >> 20 & 0xFFF) != 0;
+        n++;
+    }
+    CHECK_EQ(n, ark_pool_count(p));
+    CHECK(reused > 0); /* generations past 0 were walked */
+    ark_pool_destroy(p);
+}
+
 TEST(iteration_skips_sparse_holes) {
     ark_pool_config cfg = {.elem_size = 4, .elem_align = 4};
     ark_pool *p = make_pool(&cfg);

@@ -412,7 +412,10 @@ typedef struct ark_pool_iter {
     char *next;         /* in a full word: the next slot to visit */
     uint64_t bits;      /* its live bits not visited yet (0: see left) */
     uint64_t word;      /* its number */
+    uint64_t hbase;     /* (word << 6) | the layout's tag: a handle's bits
+                         * but the slot's 6 and the generation */
     size_t stride, off; /* copies of the pool's, kept in registers */
+    unsigned gen_shift; /* the layout's index_bits, likewise */
     unsigned left;      /* in a full word: the slots not visited yet */
 } ark_pool_iter;
 
@@ -432,6 +435,7 @@ ARK_ALWAYS_INLINE ARK_INLINE bool ark__pool_iter_advance(ark_pool_iter *it) {
         return false;
     }
     it->word = w;
+    it->hbase = (w << 6) | p->slots.layout.tag_value;
     it->bits = p->live[w];
     it->base = ark__slot_at(&p->slots, w << 6);
     if (it->bits == UINT64_MAX) { /* every slot live: walk by address */
@@ -443,12 +447,14 @@ ARK_ALWAYS_INLINE ARK_INLINE bool ark__pool_iter_advance(ark_pool_iter *it) {
 }
 
 /* Private: make the slot at index (word << 6) | b, whose stamp is stamp,
- * the iterator's current element. */
+ * the iterator's current element. The handle is ark__handle_make's, from
+ * the iterator's copies of the layout, so that a loop using it reads
+ * nothing from the pool per element (GCC 12 reloaded both layout fields
+ * every step). */
 ARK_ALWAYS_INLINE ARK_INLINE void
 ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
     it->elem = slot + it->off;
-    it->handle = ark__handle_make(&it->pool->slots.layout, (it->word << 6) | b,
-                                  stamp - 1);
+    it->handle = it->hbase | b | ((uint64_t)(stamp - 1) << it->gen_shift);
 }
 
 /* Private: how far ahead of the slot it visits the walk asks for memory,
@@ -511,8 +517,10 @@ ark_pool_iter_begin(const ark_pool *p) {
     it.bits = 0;
     it.left = 0;
     it.word = UINT64_MAX; /* the walk enters word 0 next */
+    it.hbase = 0;
     it.stride = it.pool->slots.stride;
     it.off = it.pool->slots.data_off;
+    it.gen_shift = it.pool->slots.layout.index_bits;
     ark_pool_iter_next(&it);
     return it;
 }
