@@ -277,9 +277,11 @@ ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
 /* Private: the slot handle h names if it is live, else NULL. Reads nothing
  * outside the container whatever h is: an index past the storage reads
  * slot 0 (stamp 0 forever, so it never matches). The common case, an
- * index in the reserved range, is one compare; in a loop of lookups the
- * compiler keeps the fields in registers and each lookup is a few
- * instructions and one slot load. */
+ * index in the reserved range, is one compare. In a loop of lookups GCC 12
+ * keeps the layout and the bound in registers but reloads the base, the
+ * stride and the caller's data offset (L1 hits) each lookup, since they
+ * are read past the bound check; reading them first made removal slower
+ * (docs/pool.md, "Performance, and where it loses"). */
 ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
                                                   ark_handle h) {
     uint64_t expect = ark__handle_stamp(&v->layout, h);

@@ -412,8 +412,8 @@ typedef struct ark_pool_iter {
     char *next;         /* in a full word: the next slot to visit */
     uint64_t bits;      /* its live bits not visited yet (0: see left) */
     uint64_t word;      /* its number */
-    uint64_t hbase;     /* (word << 6) | the layout's tag: a handle's bits
-                         * but the slot's 6 and the generation */
+    uint64_t hbase;     /* the handle of slot word << 6, generation 0:
+                         * a step adds the slot's 6 bits and generation */
     size_t stride, off; /* copies of the pool's, kept in registers */
     unsigned gen_shift; /* the layout's index_bits, likewise */
     unsigned left;      /* in a full word: the slots not visited yet */
@@ -435,7 +435,7 @@ ARK_ALWAYS_INLINE ARK_INLINE bool ark__pool_iter_advance(ark_pool_iter *it) {
         return false;
     }
     it->word = w;
-    it->hbase = (w << 6) | p->slots.layout.tag_value;
+    it->hbase = ark__handle_make(&p->slots.layout, w << 6, 0);
     it->bits = p->live[w];
     it->base = ark__slot_at(&p->slots, w << 6);
     if (it->bits == UINT64_MAX) { /* every slot live: walk by address */
