@@ -1306,49 +1306,49 @@ static ark_status load_blocks(ark__slots *s, ark__snap_in *in, uint64_t issued,
     return in->st;
 }
 
-/* A listed slot: in range, not live, listed once. */
-static char *listed_slot(ark__slots *s, uint64_t *seen, uint64_t i) {
-    if (i == 0 || i >= s->v->issued) {
-        return NULL;
+/* One entry of the ring or pending section: a slot index and a
+ * generation. The slot must be issued, not live and listed once, the
+ * generation in range; *slot gets the slot. */
+static ark_status read_listed(ark__slots *s, ark__snap_in *in, uint64_t *seen,
+                              uint32_t *i, uint32_t *gen, char **slot) {
+    *i = ark__snap_get32(in);
+    *gen = ark__snap_get32(in);
+    if (in->st != ARK_OK) {
+        return in->st;
     }
-    char *slot = ark__slot_at(s->v, i);
-    if (*ark__stamp(slot) != 0 || !validate_see(seen, i)) {
-        return NULL;
+    if (*i == 0 || *i >= s->v->issued || *gen > s->v->layout.gen_max) {
+        return ARK_ECORRUPT;
     }
-    return slot;
+    *slot = ark__slot_at(s->v, *i);
+    if (*ark__stamp(*slot) != 0 || !validate_see(seen, *i)) {
+        return ARK_ECORRUPT;
+    }
+    return ARK_OK;
 }
 
 /* The ring and pending sections, then retirement of the rest. */
 static ark_status load_lists(ark__slots *s, ark__snap_in *in,
                              const ark__snap_header *hd,
                              const ark__slots_io *io, uint64_t *seen) {
-    uint32_t gen_max = s->v->layout.gen_max;
     for (uint64_t k = 0; k < hd->nfree; k++) {
-        uint32_t i = ark__snap_get32(in);
-        uint32_t next = ark__snap_get32(in);
-        if (in->st != ARK_OK) {
-            return in->st;
+        uint32_t i, gen;
+        char *slot;
+        ark_status st = read_listed(s, in, seen, &i, &gen, &slot);
+        if (st != ARK_OK) {
+            return st;
         }
-        char *slot = listed_slot(s, seen, i);
-        if (slot == NULL || next > gen_max) {
-            return ARK_ECORRUPT;
-        }
-        *ark__next_gen(slot) = next;
+        *ark__next_gen(slot) = gen;
         s->v->ring[(s->v->head + s->v->nfree) & (s->v->ring_cap - 1)] = i;
         s->v->nfree++;
     }
     for (uint64_t k = 0; k < hd->npending; k++) {
-        uint32_t i = ark__snap_get32(in);
-        uint32_t gen = ark__snap_get32(in);
-        if (in->st != ARK_OK) {
-            return in->st;
+        uint32_t i, gen;
+        char *slot;
+        ark_status st = read_listed(s, in, seen, &i, &gen, &slot);
+        if (st == ARK_OK) {
+            st = list_push(s, &s->pending, &s->npending, &s->pending_cap,
+                           i | (uint64_t)gen << 32);
         }
-        char *slot = listed_slot(s, seen, i);
-        if (slot == NULL || gen > gen_max) {
-            return ARK_ECORRUPT;
-        }
-        ark_status st = list_push(s, &s->pending, &s->npending, &s->pending_cap,
-                                  i | (uint64_t)gen << 32);
         if (st != ARK_OK) {
             return st;
         }
