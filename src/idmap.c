@@ -38,6 +38,7 @@
 #include "ark/idmap.h"
 
 #include "core_internal.h"
+#include "vmem_internal.h"
 
 #include <assert.h>
 #include <string.h>
@@ -118,7 +119,7 @@ ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
                                    uint64_t h) {
     uint32_t tag = ark__idmap_tagw(h);
     size_t g = (size_t)h & m->gmask;
-    for (size_t step = 1; step < ARK_IDMAP_MAX_PROBE; step++) {
+    for (size_t step = 1; step < m->probe_limit; step++) {
         g = (g + step) & m->gmask;
         uint8_t *ctl;
         ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
@@ -129,25 +130,27 @@ ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
     return NULL;
 }
 
-#define GROUP_BYTES (ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot) + 16)
-
 /* Entries a table of g groups may hold: 7/8 of its slots. */
 static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
 
-/* Bytes of a table of g groups (g <= ARK__IDMAP_MAX_GROUPS, so this cannot
- * overflow: 256 * 2^32 on 64-bit systems, 256 * 2^22 on 32-bit ones). */
-static size_t table_bytes(size_t g) { return g * GROUP_BYTES; }
+/* Bytes of the slots and of the control words of a table of g groups
+ * (g <= ARK__IDMAP_MAX_GROUPS, so neither can overflow: 240 * 2^32 on
+ * 64-bit systems, 240 * 2^22 on 32-bit ones). */
+static size_t slots_bytes(size_t g) {
+    return g * ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot);
+}
+static size_t ctrl_bytes(size_t g) { return g * 16; }
 
-/* place() past a full home group. */
+/* place() past a full home group, probing at most limit groups. */
 ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
-                                       uint64_t value) {
+                                       uint64_t value, size_t limit) {
     uint8_t ofw = ark__idmap_ofw(h);
     size_t g = (size_t)h & m->gmask;
-    for (unsigned step = 1; step <= ARK_IDMAP_MAX_PROBE; step++) {
+    for (size_t step = 1; step <= limit; step++) {
         ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
         if (empty != 0) {
             ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
-            return step;
+            return (unsigned)step;
         }
         m->ctrl[g * 16 + 15] |= ofw;
         g = (g + step) & m->gmask;
@@ -164,7 +167,7 @@ static inline unsigned place(ark_idmap *m, uint64_t h, uint64_t key,
     size_t g = (size_t)h & m->gmask;
     ark__idmap_mask empty = ark__idmap_empty(m->ctrl + g * 16);
     if (empty == 0) {
-        return place_far(m, h, key, value);
+        return place_far(m, h, key, value, ARK_IDMAP_MAX_PROBE);
     }
     ark__idmap_store(m, g, ark__ctz64(empty), h, key, value);
     return 1;
@@ -194,9 +197,117 @@ static bool count_probe(probe_stats *st, unsigned probes) {
            st->longer > 8 + st->inserts / 64;
 }
 
+/*
+ * Table storage. A table is its slots, then its control words. From a
+ * caller's allocator (or where there is no virtual memory, or on a 32-bit
+ * system) it is one block. Otherwise a table of REGION_MIN bytes of slots
+ * or more lies in a reservation with room for REGION_GROWTH times its
+ * groups (aligned to the huge page size, and asking for huge pages), the
+ * slots at its start and the control words past room for all slots:
+ * growing the table makes more of both writable and re-places the
+ * entries where they are (grow_in_place), instead of moving them all into
+ * a second table while the first is still alive. That halves the fresh
+ * memory a map touches as it fills, and the peak while it grows
+ * (docs/idmap.md, "Growth in place").
+ */
+#define REGION_MIN ((size_t)64 << 10)
+#define REGION_GROWTH 64
+#define REGION_MAX_GROUPS ((size_t)1 << 30)
+
+typedef struct table {
+    ark_idmap_slot *slots;
+    uint8_t *ctrl;
+    void *region; /* NULL: one block from the allocator */
+    size_t region_bytes, region_groups, committed;
+} table;
+
+static size_t round_to(size_t n, size_t unit) {
+    return (n + unit - 1) & ~(unit - 1);
+}
+
+/* Make t's first g groups writable (slots and control words). */
+static bool region_commit(table *t, size_t g) {
+    size_t page = ark__vmem_page_size();
+    size_t s0 = round_to(slots_bytes(t->committed), page);
+    size_t s1 = round_to(slots_bytes(g), page);
+    size_t c0 = round_to(ctrl_bytes(t->committed), page);
+    size_t c1 = round_to(ctrl_bytes(g), page);
+    if (g <= t->committed) {
+        return true;
+    }
+    if ((s1 > s0 && ark__vmem_commit((char *)t->slots + s0, s1 - s0) != 0) ||
+        (c1 > c0 && ark__vmem_commit(t->ctrl + c0, c1 - c0) != 0)) {
+        return false;
+    }
+    t->committed = g;
+    return true;
+}
+
+/* A reservation for a table of g groups, its first g groups writable;
+ * false (nothing reserved) when there is none to be had. */
+static bool region_new(table *t, size_t g) {
+    size_t align = ark__vmem_huge_size();
+    if (align == 0) {
+        align = ark__vmem_page_size();
+    }
+    size_t room = g < REGION_MAX_GROUPS / REGION_GROWTH ? g * REGION_GROWTH
+                                                        : REGION_MAX_GROUPS;
+    room = room > g ? room : g;
+    size_t sb = round_to(slots_bytes(room), align);
+    size_t cb = round_to(ctrl_bytes(room), align);
+    t->region = ark__vmem_reserve(align + sb + cb);
+    if (t->region == NULL) {
+        return false;
+    }
+    t->region_bytes = align + sb + cb;
+    t->region_groups = room;
+    t->committed = 0;
+    char *base = (char *)round_to((size_t)(uintptr_t)t->region, align);
+    t->slots = (ark_idmap_slot *)(void *)base;
+    t->ctrl = (uint8_t *)base + sb;
+    ark__vmem_hint_huge(base, sb + cb);
+    if (!region_commit(t, g)) {
+        ark__vmem_release(t->region, t->region_bytes);
+        return false;
+    }
+    return true;
+}
+
+/* Storage for a table of g groups, its control words zeroed. */
+static bool table_new(const ark_idmap *m, size_t g, table *t) {
+    t->region = NULL;
+    t->region_bytes = t->region_groups = t->committed = 0;
+    if (!m->use_region || slots_bytes(g) < REGION_MIN || !region_new(t, g)) {
+        t->slots =
+            ark__alloc_table(&m->alloc, slots_bytes(g) + ctrl_bytes(g), 64);
+        if (t->slots == NULL) {
+            return false;
+        }
+        t->ctrl = (uint8_t *)(t->slots + g * ARK__IDMAP_SLOTS);
+    }
+    memset(t->ctrl, 0, ctrl_bytes(g));
+    return true;
+}
+
+/* Free t, a table of g groups. */
+static void table_free(const ark_idmap *m, const table *t, size_t g) {
+    if (t->region != NULL) {
+        ark__vmem_release(t->region, t->region_bytes);
+    } else {
+        ark__free(&m->alloc, t->slots, slots_bytes(g) + ctrl_bytes(g));
+    }
+}
+
+static table table_of(const ark_idmap *m) {
+    table t = {m->slots,        m->ctrl,          m->region,
+               m->region_bytes, m->region_groups, m->committed};
+    return t;
+}
+
 static void free_table(ark_idmap *m) {
     if (m->groups != 0) {
-        ark__free(&m->alloc, m->slots, table_bytes(m->groups));
+        table t = table_of(m);
+        table_free(m, &t, m->groups);
     }
 }
 
@@ -227,9 +338,10 @@ typedef struct fill_cache {
     ark__idmap_mask empty[2];
 } fill_cache;
 
-/* Store key, value (hash h) into the new table n, as place() does. */
+/* Store key, value (hash h) into the new table n, as place() does,
+ * probing at most limit groups. */
 static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
-                                 uint64_t key, uint64_t value) {
+                                 uint64_t key, uint64_t value, size_t limit) {
     size_t g = (size_t)h & n->gmask;
     unsigned half = g > n->gmask / 2;
     if (fc->g[half] != g) {
@@ -239,7 +351,7 @@ static inline unsigned place_new(ark_idmap *n, fill_cache *fc, uint64_t h,
     ark__idmap_mask empty = fc->empty[half];
     if (empty == 0) {
         fc->g[0] = fc->g[1] = SIZE_MAX; /* place_far may fill either */
-        return place_far(n, h, key, value);
+        return place_far(n, h, key, value, limit);
     }
     fc->empty[half] = empty & (empty - 1);
     ark__idmap_store(n, g, ark__idmap_first(empty), h, key, value);
@@ -255,8 +367,9 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
         const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
         while (full != 0) {
             const ark_idmap_slot *e = s + ark__ctz64(full);
-            unsigned probes = place_new(
-                n, &fc, ark__idmap_hash(n->seed, e->key), e->key, e->value);
+            unsigned probes =
+                place_new(n, &fc, ark__idmap_hash(n->seed, e->key), e->key,
+                          e->value, ARK_IDMAP_MAX_PROBE);
             if (probes == 0 || count_probe(st, probes)) {
                 return false;
             }
@@ -266,34 +379,43 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
     return true;
 }
 
-/* Move every entry into a new table of g groups hashed with seed. On
- * failure the map is untouched. */
-static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
-    ark_idmap_slot *slots = ark__alloc_table(&m->alloc, table_bytes(g), 64);
-    if (slots == NULL) {
-        return REHASH_NOMEM;
-    }
-    ark_idmap n = *m;
-    n.slots = slots;
-    n.ctrl = (uint8_t *)(slots + g * ARK__IDMAP_SLOTS);
-    n.gmask = g - 1;
-    n.seed = seed;
-    memset(n.ctrl, 0, g * 16);
-    probe_stats st = {0, 0, 0};
-    if (!move_all(m, &n, &st)) {
-        ark__free(&m->alloc, slots, table_bytes(g));
-        return REHASH_LONG;
-    }
-    free_table(m);
-    m->slots = n.slots;
-    m->ctrl = n.ctrl;
-    m->gmask = n.gmask;
-    m->seed = seed;
+/* Make t, with g groups, the map's table. */
+static void set_table(ark_idmap *m, const table *t, size_t g) {
+    m->slots = t->slots;
+    m->ctrl = t->ctrl;
+    m->region = t->region;
+    m->region_bytes = t->region_bytes;
+    m->region_groups = t->region_groups;
+    m->committed = t->committed;
     if (g != m->groups) {
         m->reseeds = 0;
     }
     m->groups = g;
+    m->gmask = g - 1;
     m->max_load = load_limit(g);
+    m->probe_limit = ARK_IDMAP_MAX_PROBE;
+}
+
+/* Move every entry into a new table of g groups hashed with seed. On
+ * failure the map is untouched. */
+static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
+    table t;
+    if (!table_new(m, g, &t)) {
+        return REHASH_NOMEM;
+    }
+    ark_idmap n = *m;
+    n.slots = t.slots;
+    n.ctrl = t.ctrl;
+    n.gmask = g - 1;
+    n.seed = seed;
+    probe_stats st = {0, 0, 0};
+    if (!move_all(m, &n, &st)) {
+        table_free(m, &t, g);
+        return REHASH_LONG;
+    }
+    free_table(m);
+    set_table(m, &t, g);
+    m->seed = seed;
     m->stats = st;
     return REHASH_OK;
 }
@@ -320,6 +442,76 @@ static ark_status rehash(ark_idmap *m, size_t g, uint64_t seed) {
     }
 }
 
+static ark_status reseed(ark_idmap *m);
+
+/* Grow the table to g groups in place: its reservation has room (see
+ * "Table storage"). The overflow bits are cleared, and every entry of the
+ * old groups is taken out of its slot and placed again under the same
+ * seed, group by group: its new home is its old one or lies in the new
+ * part, which is empty. A slot not yet re-placed counts as full, so
+ * nothing is overwritten; the few entries placed past such slots set
+ * overflow bits that only make a miss probe further, and if they land in
+ * a group not yet processed they are placed once more, harmlessly. No
+ * test has made a key land past ARK_IDMAP_MAX_PROBE groups here (the old
+ * table held every key within the bound, and the new part starts empty),
+ * but if one does it is placed anyway (the table is less than half full)
+ * and lookups probe that far until the re-seed that follows moves it back
+ * within the bound (only a re-seed without memory leaves it so): a longer
+ * probe, never a lost key. On ENOMEM the map is unchanged. */
+static ark_status grow_in_place(ark_idmap *m, size_t g) {
+    table t = table_of(m);
+    if (!region_commit(&t, g)) {
+        return ARK_ENOMEM;
+    }
+    m->committed = t.committed;
+    size_t old_g = m->groups;
+    uint8_t *ctrl = m->ctrl;
+    memset(ctrl + ctrl_bytes(old_g), 0, ctrl_bytes(g) - ctrl_bytes(old_g));
+    for (size_t k = 0; k < old_g; k++) {
+        ctrl[k * 16 + 15] = 0;
+    }
+    m->gmask = g - 1;
+    probe_stats st = {0, 0, 0};
+    bool flood = false;
+    unsigned far = 0;
+    fill_cache fc = {{SIZE_MAX, SIZE_MAX}, {0, 0}};
+    for (size_t og = 0; og < old_g; og++) {
+        ark__idmap_mask full = ark__idmap_full(ctrl + og * 16);
+        while (full != 0) {
+            unsigned i = ark__ctz64(full);
+            ark_idmap_slot e = m->slots[og * ARK__IDMAP_SLOTS + i];
+            ctrl[og * 16 + i] = 0;
+            if (fc.g[0] == og) { /* og lies in the lower half */
+                fc.empty[0] |= 1u << i;
+            }
+            unsigned probes = place_new(m, &fc, ark__idmap_hash(m->seed, e.key),
+                                        e.key, e.value, g);
+            far = probes > far ? probes : far;
+            flood |= count_probe(&st, probes);
+            full &= full - 1;
+        }
+    }
+    m->groups = g;
+    m->max_load = load_limit(g);
+    m->reseeds = 0;
+    m->stats = st;
+    m->probe_limit = far > ARK_IDMAP_MAX_PROBE ? far : ARK_IDMAP_MAX_PROBE;
+    if (flood || far > ARK_IDMAP_MAX_PROBE) {
+        (void)reseed(m);
+    }
+    return ARK_OK;
+}
+
+/* Grow the table to g groups under the same seed: in place when its
+ * reservation has room, else into a new table. On ENOMEM the map is
+ * unchanged. */
+static ark_status grow(ark_idmap *m, size_t g) {
+    if (m->region != NULL && g <= m->region_groups) {
+        return grow_in_place(m, g);
+    }
+    return rehash(m, g, m->seed);
+}
+
 /* Point the map at its built-in empty table. */
 static void set_no_table(ark_idmap *m) {
     m->slots = &m->spare_slot;
@@ -330,6 +522,9 @@ static void set_no_table(ark_idmap *m) {
     m->count = 0;
     m->max_load = 0;
     m->reseeds = 0;
+    m->probe_limit = ARK_IDMAP_MAX_PROBE;
+    m->region = NULL;
+    m->region_bytes = m->region_groups = m->committed = 0;
     m->stats = (probe_stats){0, 0, 0};
 }
 
@@ -347,6 +542,8 @@ ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
     memset(m, 0, sizeof *m);
     m->alloc = al;
     set_no_table(m);
+    m->use_region =
+        a == NULL && SIZE_MAX / 2 > UINT32_MAX && ark__vmem_page_size() != 0;
     m->seed = ark__entropy64(m, NULL);
     m->seed_fixed = false;
     *out = m;
@@ -393,7 +590,7 @@ ark_status ark_idmap_reserve(ark_idmap *m, size_t n) {
     if (g == 0) {
         return ARK_ENOMEM;
     }
-    return rehash(m, g, m->seed);
+    return grow(m, g);
 }
 
 /* Recompute every overflow bit from the keys in place: each key sets the
@@ -432,7 +629,7 @@ ARK_NOINLINE static ark_status make_room(ark_idmap *m) {
     if (g > ARK__IDMAP_MAX_GROUPS) {
         return ARK_ENOMEM;
     }
-    ark_status s = rehash(m, g, m->seed);
+    ark_status s = grow(m, g);
     if (s != ARK_OK && m->count < limit) {
         rebuild_overflow(m); /* no memory to grow: still room */
         return ARK_OK;
@@ -540,6 +737,7 @@ void ark_idmap_clear(ark_idmap *m) {
     }
     m->count = 0;
     m->max_load = load_limit(m->groups);
+    m->probe_limit = ARK_IDMAP_MAX_PROBE;
     m->reseeds = 0;
     m->stats = (probe_stats){0, 0, 0};
 }

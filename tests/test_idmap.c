@@ -518,6 +518,51 @@ TEST(differential_vs_model) {
     ark_idmap_destroy(m);
 }
 
+/* Growth in place: with the C library's allocator and virtual memory, a
+ * table past 64 KiB of slots lies in a reservation and grows there. Every
+ * entry keeps its value through each growth, the invariants hold after
+ * it, and the slots stay where they are; then the model test on a map
+ * that grows in place as it fills (and by reserve). */
+TEST(growth_in_place) {
+    uint64_t state = harness_seed();
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    ark_idmap_set_seed(m, harness_rand(&state));
+    const size_t n = 60000; /* 8192 groups: 512 -> 8192 in place */
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint64_t salt = harness_rand(&state);
+    size_t groups = 0, in_place = 0;
+    const ark_idmap_slot *slots = NULL;
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = (i * 0x9e3779b97f4a7c15ull) ^ salt; /* distinct */
+        CHECK_OK(ark_idmap_insert(m, keys[i], i));
+        if (m->groups == groups) {
+            continue;
+        }
+        in_place += m->region != NULL && m->slots == slots;
+        groups = m->groups;
+        slots = m->slots;
+        CHECK(validate(m) != SIZE_MAX);
+        for (size_t j = 0; j <= i; j++) {
+            uint64_t v = 0;
+            CHECK(ark_idmap_get(m, keys[j], &v));
+            CHECK_EQ(v, j);
+        }
+    }
+    CHECK_EQ(ark_idmap_count(m), n);
+    if (m->use_region) {
+        CHECK(in_place >= 3);
+    }
+    ark_idmap_destroy(m);
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    for (size_t i = 0; i < 40000; i++) {
+        keys[i] = harness_rand(&state);
+    }
+    run_model(m, keys, 40000, harness_scaled(200000), &state);
+    ark_idmap_destroy(m);
+    free(keys);
+}
+
 TEST(colliding_keys_reseed) {
     uint64_t state = harness_seed();
     test_allocator ta;

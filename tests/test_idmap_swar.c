@@ -37,4 +37,5 @@ TEST(swar_suite) {
     test_seeds();
     test_insert_take();
     test_size_limits();
+    test_growth_in_place();
 }

@@ -42,7 +42,7 @@
  *
  * Cost model: get, put, insert, remove and take are O(1) (at most
  * ARK_IDMAP_MAX_PROBE groups); reserve and growth are O(capacity) (one
- * rehash, one allocation); iteration is O(capacity / 15 + count); clear is
+ * rehash, at most one allocation); iteration is O(capacity / 15 + count); clear is
  * O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
  * 17.07 bytes per slot, 19.5 to 39 bytes per entry.
  *
@@ -125,7 +125,13 @@ typedef struct ark_idmap {
     size_t max_load; /* inserts before the next grow or overflow rebuild */
     ark__idmap_stats stats; /* probe counts since the last rebuild */
     unsigned reseeds;       /* long-run re-seeds since the last growth */
+    size_t probe_limit;     /* groups a lookup may probe (see find_on) */
     bool seed_fixed;        /* set by ark_idmap_set_seed */
+    bool use_region;        /* default allocator, virtual memory, 64-bit */
+    void *region;           /* reservation holding the table, or NULL */
+    size_t region_bytes;    /* its size */
+    size_t region_groups;   /* groups it has room for */
+    size_t committed;       /* groups of it made writable */
     ark_allocator alloc;
     ark_idmap_slot spare_slot;
     ARK__IDMAP_ALIGN16 uint8_t spare_ctrl[16]; /* all empty, no overflow */
@@ -137,10 +143,15 @@ typedef struct ark_idmap {
  * addresses and clocks, distinct per map but not secret: the probe bound
  * still caps every operation). Nothing but the map itself is allocated until
  * the first insert or reserve. *out is set only on success.
- * Memory: with a = NULL (the C library), a table of 4 MiB or more is
- * aligned to 2 MiB and, on Linux, asks for transparent huge pages
- * (madvise), which makes random access to a large map 10-20% faster; pass
- * an allocator to decide yourself (its memory is never advised).
+ * Memory: with a = NULL (the C library) on a 64-bit system, a table of
+ * 64 KiB of slots or more lies in address space reserved for 64 times as
+ * many groups (address space only: pages are made writable as the table
+ * grows), where the table grows in place instead of being copied into a
+ * second one: a growing map's peak is its table, not one and a half. The
+ * reservation is aligned to 2 MiB and, on Linux, asks for transparent huge
+ * pages (madvise), which makes random access to a large map 10-20%
+ * faster. Pass an allocator to decide yourself: its blocks are used as
+ * they are, and a growing table is copied.
  * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
