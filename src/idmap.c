@@ -473,7 +473,7 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
     m->gmask = g - 1;
     probe_stats st = {0, 0, 0};
     bool flood = false;
-    unsigned far = 0;
+    unsigned longest = 0;
     fill_cache fc = {{SIZE_MAX, SIZE_MAX}, {0, 0}};
     for (size_t og = 0; og < old_g; og++) {
         ark__idmap_mask full = ark__idmap_full(ctrl + og * 16);
@@ -486,7 +486,7 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
             }
             unsigned probes = place_new(m, &fc, ark__idmap_hash(m->seed, e.key),
                                         e.key, e.value, g);
-            far = probes > far ? probes : far;
+            longest = probes > longest ? probes : longest;
             flood |= count_probe(&st, probes);
             full &= full - 1;
         }
@@ -495,8 +495,9 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
     m->max_load = load_limit(g);
     m->reseeds = 0;
     m->stats = st;
-    m->probe_limit = far > ARK_IDMAP_MAX_PROBE ? far : ARK_IDMAP_MAX_PROBE;
-    if (flood || far > ARK_IDMAP_MAX_PROBE) {
+    m->probe_limit =
+        longest > ARK_IDMAP_MAX_PROBE ? longest : ARK_IDMAP_MAX_PROBE;
+    if (flood || longest > ARK_IDMAP_MAX_PROBE) {
         (void)reseed(m);
     }
     return ARK_OK;

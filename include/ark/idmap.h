@@ -42,8 +42,8 @@
  *
  * Cost model: get, put, insert, remove and take are O(1) (at most
  * ARK_IDMAP_MAX_PROBE groups); reserve and growth are O(capacity) (one
- * rehash, at most one allocation); iteration is O(capacity / 15 + count); clear is
- * O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
+ * rehash, at most one allocation); iteration is O(capacity / 15 + count); clear
+ * is O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
  * 17.07 bytes per slot, 19.5 to 39 bytes per entry.
  *
  * Thread-safety: none; a map may be read by several threads at once if
