@@ -212,7 +212,11 @@ static bool count_probe(probe_stats *st, unsigned probes) {
  */
 #define REGION_MIN ((size_t)64 << 10)
 #define REGION_GROWTH 64
-#define REGION_MAX_GROUPS ((size_t)1 << 30)
+/* Past 2^24 groups (4 GiB of slots) tables come from the allocator, as
+ * before: a reservation is address space that the OS does not count, so
+ * an absurd reserve would succeed there and fail only when touched; from
+ * malloc it gets ARK_ENOMEM at once. */
+#define REGION_MAX_GROUPS ((size_t)1 << 24)
 
 typedef struct table {
     ark_idmap_slot *slots;
@@ -243,8 +247,9 @@ static bool region_commit(table *t, size_t g) {
     return true;
 }
 
-/* A reservation for a table of g groups, its first g groups writable;
- * false (nothing reserved) when there is none to be had. */
+/* A reservation for a table of g groups (at most REGION_MAX_GROUPS), its
+ * first g groups writable and zero; false (nothing reserved) when there
+ * is none to be had. */
 static bool region_new(table *t, size_t g) {
     size_t align = ark__vmem_huge_size();
     if (align == 0) {
@@ -252,7 +257,6 @@ static bool region_new(table *t, size_t g) {
     }
     size_t room = g < REGION_MAX_GROUPS / REGION_GROWTH ? g * REGION_GROWTH
                                                         : REGION_MAX_GROUPS;
-    room = room > g ? room : g;
     size_t sb = round_to(slots_bytes(room), align);
     size_t cb = round_to(ctrl_bytes(room), align);
     t->region = ark__vmem_reserve(align + sb + cb);
@@ -277,14 +281,15 @@ static bool region_new(table *t, size_t g) {
 static bool table_new(const ark_idmap *m, size_t g, table *t) {
     t->region = NULL;
     t->region_bytes = t->region_groups = t->committed = 0;
-    if (!m->use_region || slots_bytes(g) < REGION_MIN || !region_new(t, g)) {
-        t->slots =
-            ark__alloc_table(&m->alloc, slots_bytes(g) + ctrl_bytes(g), 64);
-        if (t->slots == NULL) {
-            return false;
-        }
-        t->ctrl = (uint8_t *)(t->slots + g * ARK__IDMAP_SLOTS);
+    if (m->use_region && slots_bytes(g) >= REGION_MIN &&
+        g <= REGION_MAX_GROUPS && region_new(t, g)) {
+        return true; /* fresh pages read as zero */
     }
+    t->slots = ark__alloc_table(&m->alloc, slots_bytes(g) + ctrl_bytes(g), 64);
+    if (t->slots == NULL) {
+        return false;
+    }
+    t->ctrl = (uint8_t *)(t->slots + g * ARK__IDMAP_SLOTS);
     memset(t->ctrl, 0, ctrl_bytes(g));
     return true;
 }
@@ -465,8 +470,7 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
     }
     m->committed = t.committed;
     size_t old_g = m->groups;
-    uint8_t *ctrl = m->ctrl;
-    memset(ctrl + ctrl_bytes(old_g), 0, ctrl_bytes(g) - ctrl_bytes(old_g));
+    uint8_t *ctrl = m->ctrl; /* past old_g: fresh pages, zero */
     for (size_t k = 0; k < old_g; k++) {
         ctrl[k * 16 + 15] = 0;
     }

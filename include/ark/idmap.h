@@ -144,15 +144,15 @@ typedef struct ark_idmap {
  * still caps every operation). Nothing but the map itself is allocated until
  * the first insert or reserve. *out is set only on success.
  * Memory: with a = NULL (the C library) on a 64-bit system, a table of
- * 64 KiB of slots or more lies in address space reserved for 64 times as
- * many groups (address space only: pages are made writable as the table
- * grows), where the table grows in place instead of being copied into a
- * second one: a growing map's peak is its table, not one and a half. The
- * reservation is aligned to 2 MiB and, on Linux, asks for transparent huge
- * pages (madvise), which makes random access to a large map 10-20%
- * faster. Pass an allocator to decide yourself: its blocks are used as
- * they are, and a growing table is copied.
- * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
+ * 64 KiB to 4 GiB of slots lies in address space reserved for 64 times as
+ * many groups (up to 4 GiB of slots) (address space only: pages are made
+ * writable as the table grows), where the table grows in place instead of being
+ * copied into a second one: a growing map's peak is its table, not one and a
+ * half. The reservation is aligned to 2 MiB and, on Linux, asks for transparent
+ * huge pages (madvise), which makes random access to a large map 10-20% faster.
+ * Pass an allocator to decide yourself: its blocks are used as they are, and a
+ * growing table is copied. Errors: ARK_EINVAL (a given allocator lacks a
+ * function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
 
