@@ -222,20 +222,30 @@ typedef struct table {
     ark_idmap_slot *slots;
     uint8_t *ctrl;
     void *region; /* NULL: one block from the allocator */
-    size_t region_bytes, region_groups, committed;
+    size_t region_groups, committed;
 } table;
 
-static size_t round_to(size_t n, size_t unit) {
-    return (n + unit - 1) & ~(unit - 1);
+/* The alignment of a reservation, and the bytes of one for room groups:
+ * the slots, then the control words, each rounded to that alignment,
+ * plus the alignment itself. */
+static size_t region_align(void) {
+    size_t huge = ark__vmem_huge_size();
+    return huge != 0 ? huge : ark__vmem_page_size();
+}
+
+static size_t region_bytes(size_t room) {
+    size_t align = region_align();
+    return align + ark__round_up(slots_bytes(room), align) +
+           ark__round_up(ctrl_bytes(room), align);
 }
 
 /* Make t's first g groups writable (slots and control words). */
 static bool region_commit(table *t, size_t g) {
     size_t page = ark__vmem_page_size();
-    size_t s0 = round_to(slots_bytes(t->committed), page);
-    size_t s1 = round_to(slots_bytes(g), page);
-    size_t c0 = round_to(ctrl_bytes(t->committed), page);
-    size_t c1 = round_to(ctrl_bytes(g), page);
+    size_t s0 = ark__round_up(slots_bytes(t->committed), page);
+    size_t s1 = ark__round_up(slots_bytes(g), page);
+    size_t c0 = ark__round_up(ctrl_bytes(t->committed), page);
+    size_t c1 = ark__round_up(ctrl_bytes(g), page);
     if (g <= t->committed) {
         return true;
     }
@@ -251,27 +261,21 @@ static bool region_commit(table *t, size_t g) {
  * first g groups writable and zero; false (nothing reserved) when there
  * is none to be had. */
 static bool region_new(table *t, size_t g) {
-    size_t align = ark__vmem_huge_size();
-    if (align == 0) {
-        align = ark__vmem_page_size();
-    }
+    size_t align = region_align();
     size_t room = g < REGION_MAX_GROUPS / REGION_GROWTH ? g * REGION_GROWTH
                                                         : REGION_MAX_GROUPS;
-    size_t sb = round_to(slots_bytes(room), align);
-    size_t cb = round_to(ctrl_bytes(room), align);
-    t->region = ark__vmem_reserve(align + sb + cb);
+    t->region = ark__vmem_reserve(region_bytes(room));
     if (t->region == NULL) {
         return false;
     }
-    t->region_bytes = align + sb + cb;
     t->region_groups = room;
     t->committed = 0;
-    char *base = (char *)round_to((size_t)(uintptr_t)t->region, align);
+    char *base = (char *)ark__round_up((size_t)(uintptr_t)t->region, align);
     t->slots = (ark_idmap_slot *)(void *)base;
-    t->ctrl = (uint8_t *)base + sb;
-    ark__vmem_hint_huge(base, sb + cb);
+    t->ctrl = (uint8_t *)base + ark__round_up(slots_bytes(room), align);
+    ark__vmem_hint_huge(base, region_bytes(room) - align);
     if (!region_commit(t, g)) {
-        ark__vmem_release(t->region, t->region_bytes);
+        ark__vmem_release(t->region, region_bytes(room));
         return false;
     }
     return true;
@@ -280,7 +284,7 @@ static bool region_new(table *t, size_t g) {
 /* Storage for a table of g groups, its control words zeroed. */
 static bool table_new(const ark_idmap *m, size_t g, table *t) {
     t->region = NULL;
-    t->region_bytes = t->region_groups = t->committed = 0;
+    t->region_groups = t->committed = 0;
     if (m->use_region && slots_bytes(g) >= REGION_MIN &&
         g <= REGION_MAX_GROUPS && region_new(t, g)) {
         return true; /* fresh pages read as zero */
@@ -297,15 +301,14 @@ static bool table_new(const ark_idmap *m, size_t g, table *t) {
 /* Free t, a table of g groups. */
 static void table_free(const ark_idmap *m, const table *t, size_t g) {
     if (t->region != NULL) {
-        ark__vmem_release(t->region, t->region_bytes);
+        ark__vmem_release(t->region, region_bytes(t->region_groups));
     } else {
         ark__free(&m->alloc, t->slots, slots_bytes(g) + ctrl_bytes(g));
     }
 }
 
 static table table_of(const ark_idmap *m) {
-    table t = {m->slots,        m->ctrl,          m->region,
-               m->region_bytes, m->region_groups, m->committed};
+    table t = {m->slots, m->ctrl, m->region, m->region_groups, m->committed};
     return t;
 }
 
@@ -389,7 +392,6 @@ static void set_table(ark_idmap *m, const table *t, size_t g) {
     m->slots = t->slots;
     m->ctrl = t->ctrl;
     m->region = t->region;
-    m->region_bytes = t->region_bytes;
     m->region_groups = t->region_groups;
     m->committed = t->committed;
     if (g != m->groups) {
@@ -468,13 +470,12 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
     if (!region_commit(&t, g)) {
         return ARK_ENOMEM;
     }
-    m->committed = t.committed;
     size_t old_g = m->groups;
     uint8_t *ctrl = m->ctrl; /* past old_g: fresh pages, zero */
     for (size_t k = 0; k < old_g; k++) {
         ctrl[k * 16 + 15] = 0;
     }
-    m->gmask = g - 1;
+    set_table(m, &t, g);
     probe_stats st = {0, 0, 0};
     bool flood = false;
     unsigned longest = 0;
@@ -495,12 +496,10 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
             full &= full - 1;
         }
     }
-    m->groups = g;
-    m->max_load = load_limit(g);
-    m->reseeds = 0;
     m->stats = st;
-    m->probe_limit =
-        longest > ARK_IDMAP_MAX_PROBE ? longest : ARK_IDMAP_MAX_PROBE;
+    if (longest > ARK_IDMAP_MAX_PROBE) {
+        m->probe_limit = longest;
+    }
     if (flood || longest > ARK_IDMAP_MAX_PROBE) {
         (void)reseed(m);
     }
@@ -529,7 +528,7 @@ static void set_no_table(ark_idmap *m) {
     m->reseeds = 0;
     m->probe_limit = ARK_IDMAP_MAX_PROBE;
     m->region = NULL;
-    m->region_bytes = m->region_groups = m->committed = 0;
+    m->region_groups = m->committed = 0;
     m->stats = (probe_stats){0, 0, 0};
 }
 

@@ -129,7 +129,6 @@ typedef struct ark_idmap {
     bool seed_fixed;        /* set by ark_idmap_set_seed */
     bool use_region;        /* default allocator, virtual memory, 64-bit */
     void *region;           /* reservation holding the table, or NULL */
-    size_t region_bytes;    /* its size */
     size_t region_groups;   /* groups it has room for */
     size_t committed;       /* groups of it made writable */
     ark_allocator alloc;
@@ -144,15 +143,15 @@ typedef struct ark_idmap {
  * still caps every operation). Nothing but the map itself is allocated until
  * the first insert or reserve. *out is set only on success.
  * Memory: with a = NULL (the C library) on a 64-bit system, a table of
- * 64 KiB to 4 GiB of slots lies in address space reserved for 64 times as
- * many groups (up to 4 GiB of slots) (address space only: pages are made
- * writable as the table grows), where the table grows in place instead of being
- * copied into a second one: a growing map's peak is its table, not one and a
- * half. The reservation is aligned to 2 MiB and, on Linux, asks for transparent
- * huge pages (madvise), which makes random access to a large map 10-20% faster.
- * Pass an allocator to decide yourself: its blocks are used as they are, and a
- * growing table is copied. Errors: ARK_EINVAL (a given allocator lacks a
- * function), ARK_ENOMEM.
+ * 64 KiB to 4 GiB of slots lies in a reservation of address space with
+ * room for 64 times as many groups, up to 4 GiB of slots; its pages are
+ * made writable as the table grows there in place, instead of being copied
+ * into a second table, so a growing map's peak is its table, not one and a
+ * half. The reservation is aligned to 2 MiB and, on Linux, asks for
+ * transparent huge pages (madvise), which makes random access to a large
+ * map 10-20% faster. Pass an allocator to decide yourself: its blocks are
+ * used as they are, and a growing table is copied.
+ * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
 
