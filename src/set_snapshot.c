@@ -37,6 +37,48 @@ static bool header_clean(const ark__snap_header *hd, bool body_bytes) {
             keys | hd->b | (body_bytes ? 0 : hd->a)) == 0;
 }
 
+/* What ark_idset_load and ark_idmap_load do differently. */
+typedef struct set_kind {
+    uint32_t kind;
+    bool body_bytes; /* the header's a counts the body's bytes */
+    ark_status (*create)(void **c, const ark_allocator *a);
+    /* Fill the empty container c from the body; any error is final. */
+    ark_status (*body)(void *c, ark__snap_in *in, const ark__snap_header *hd);
+    void (*destroy)(void *c);
+} set_kind;
+
+/* Read a snapshot of kind k from r into a new container in *out: the
+ * header, the body, the trailer. On any error nothing is left behind and
+ * *out is not written. */
+static ark_status load_set(void **out, const set_kind *k,
+                           const ark_allocator *a, const ark_reader *r) {
+    ark__snap_in in;
+    ark__snap_in_init(&in, r);
+    ark__snap_header hd;
+    bool mismatch;
+    ark_status st =
+        ark__snap_read_header(&in, &hd, k->kind, NULL, 0, &mismatch);
+    if (st == ARK_OK && !header_clean(&hd, k->body_bytes)) {
+        st = ARK_ECORRUPT;
+    }
+    void *c = NULL;
+    if (st == ARK_OK) {
+        st = k->create(&c, a);
+    }
+    if (st == ARK_OK) {
+        st = k->body(c, &in, &hd);
+    }
+    if (st == ARK_OK) {
+        st = ark__snap_read_trailer(&in);
+    }
+    if (st != ARK_OK) {
+        k->destroy(c); /* NULL when create failed or never ran */
+        return st;
+    }
+    *out = c;
+    return ARK_OK;
+}
+
 /* ---- id set ------------------------------------------------------------ */
 
 static size_t varint_bytes(uint32_t v) {
@@ -102,8 +144,12 @@ ark_status ark_idset_save(const ark_idset *s, const ark_writer *w) {
 
 /* Decode the body into the empty set s: exactly hd->live ids in exactly
  * hd->a bytes, each above the last and at most UINT32_MAX. */
-static ark_status idset_load_body(ark_idset *s, ark__snap_in *in,
+static ark_status idset_load_body(void *c, ark__snap_in *in,
                                   const ark__snap_header *hd) {
+    ark_idset *s = c;
+    if (hd->live > hd->a || hd->live > (uint64_t)UINT32_MAX + 1) {
+        return ARK_ECORRUPT; /* every id takes at least one byte */
+    }
     ark__snap_in_expect(in, hd->a);
     uint64_t next = 0;
     for (uint64_t k = 0; k < hd->live; k++) {
@@ -125,35 +171,26 @@ static ark_status idset_load_body(ark_idset *s, ark__snap_in *in,
     return in->remaining == 0 && in->pos == in->len ? ARK_OK : ARK_ECORRUPT;
 }
 
+static ark_status idset_create(void **c, const ark_allocator *a) {
+    ark_idset *x = NULL;
+    ark_status st = ark_idset_create(&x, a);
+    *c = x;
+    return st;
+}
+
+static void idset_destroy(void *c) { ark_idset_destroy(c); }
+
 ark_status ark_idset_load(ark_idset **out, const ark_allocator *a,
                           const ark_reader *r) {
     assert(out != NULL && r != NULL);
-    ark__snap_in in;
-    ark__snap_in_init(&in, r);
-    ark__snap_header hd;
-    bool mismatch;
-    ark_status st =
-        ark__snap_read_header(&in, &hd, ARK__SNAP_IDSET, NULL, 0, &mismatch);
-    if (st == ARK_OK && (!header_clean(&hd, true) || hd.live > hd.a ||
-                         hd.live > (uint64_t)UINT32_MAX + 1)) {
-        st = ARK_ECORRUPT; /* every id takes at least one byte */
-    }
-    ark_idset *s = NULL;
+    static const set_kind k = {ARK__SNAP_IDSET, true, idset_create,
+                               idset_load_body, idset_destroy};
+    void *c;
+    ark_status st = load_set(&c, &k, a, r);
     if (st == ARK_OK) {
-        st = ark_idset_create(&s, a);
+        *out = c;
     }
-    if (st == ARK_OK) {
-        st = idset_load_body(s, &in, &hd);
-    }
-    if (st == ARK_OK) {
-        st = ark__snap_read_trailer(&in);
-    }
-    if (st != ARK_OK) {
-        ark_idset_destroy(s);
-        return st;
-    }
-    *out = s;
-    return ARK_OK;
+    return st;
 }
 
 /* ---- id map ------------------------------------------------------------ */
@@ -177,8 +214,9 @@ ark_status ark_idmap_save(const ark_idmap *m, const ark_writer *w) {
 
 /* Insert hd->live pairs into the empty map m, announcing each pair's 16
  * bytes as it is read: a huge count costs only the bytes really there. */
-static ark_status idmap_load_body(ark_idmap *m, ark__snap_in *in,
+static ark_status idmap_load_body(void *c, ark__snap_in *in,
                                   const ark__snap_header *hd) {
+    ark_idmap *m = c;
     for (uint64_t k = 0; k < hd->live; k++) {
         ark__snap_in_expect(in, 16);
         uint64_t key = ark__snap_get64(in);
@@ -194,32 +232,24 @@ static ark_status idmap_load_body(ark_idmap *m, ark__snap_in *in,
     return ARK_OK;
 }
 
+static ark_status idmap_create(void **c, const ark_allocator *a) {
+    ark_idmap *x = NULL;
+    ark_status st = ark_idmap_create(&x, a);
+    *c = x;
+    return st;
+}
+
+static void idmap_destroy(void *c) { ark_idmap_destroy(c); }
+
 ark_status ark_idmap_load(ark_idmap **out, const ark_allocator *a,
                           const ark_reader *r) {
     assert(out != NULL && r != NULL);
-    ark__snap_in in;
-    ark__snap_in_init(&in, r);
-    ark__snap_header hd;
-    bool mismatch;
-    ark_status st =
-        ark__snap_read_header(&in, &hd, ARK__SNAP_IDMAP, NULL, 0, &mismatch);
-    if (st == ARK_OK && !header_clean(&hd, false)) {
-        st = ARK_ECORRUPT;
-    }
-    ark_idmap *m = NULL;
+    static const set_kind k = {ARK__SNAP_IDMAP, false, idmap_create,
+                               idmap_load_body, idmap_destroy};
+    void *c;
+    ark_status st = load_set(&c, &k, a, r);
     if (st == ARK_OK) {
-        st = ark_idmap_create(&m, a);
+        *out = c;
     }
-    if (st == ARK_OK) {
-        st = idmap_load_body(m, &in, &hd);
-    }
-    if (st == ARK_OK) {
-        st = ark__snap_read_trailer(&in);
-    }
-    if (st != ARK_OK) {
-        ark_idmap_destroy(m);
-        return st;
-    }
-    *out = m;
-    return ARK_OK;
+    return st;
 }
