@@ -94,18 +94,6 @@ int ark__vmem_commit(void *addr, size_t bytes) {
                                                                          : -1;
 }
 
-void ark__vmem_hint_huge(void *addr, size_t bytes) {
-    (void)addr;
-    (void)bytes;
-}
-
-size_t ark__vmem_huge_size(void) { return 0; }
-
-void ark__vmem_prefault(void *addr, size_t bytes) {
-    (void)addr;
-    (void)bytes;
-}
-
 void ark__vmem_release(void *addr, size_t bytes) {
     (void)bytes;
     VirtualFree(addr, 0, MEM_RELEASE);
@@ -126,6 +114,15 @@ int ark__vmem_commit(void *addr, size_t bytes) {
     return -1;
 }
 
+void ark__vmem_release(void *addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+}
+
+#endif
+
+#if !defined(ARK_VMEM_POSIX)
+/* No huge-page hint and no prefault outside POSIX: both are hints. */
 void ark__vmem_hint_huge(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
@@ -137,10 +134,4 @@ void ark__vmem_prefault(void *addr, size_t bytes) {
     (void)addr;
     (void)bytes;
 }
-
-void ark__vmem_release(void *addr, size_t bytes) {
-    (void)addr;
-    (void)bytes;
-}
-
 #endif
