@@ -73,7 +73,6 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
     if (!h->dense) {
         ark__idset_credit(s, i, mn, mx);
     }
-    ark__idset_maybe_join(s, i);
     s->v.keys[i] = mn;
     return out;
 }
@@ -169,8 +168,7 @@ static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
  * first leaves, the incoming id enters at the back). Returns the id that
  * left the last group walked. The common steps run in tight loops (one
  * with prefetches while groups lie PREFETCH_AHEAD on, one without), left
- * for a general step and re-entered while nothing was demoted (a demotion
- * may call for buddy joins, which only the general step makes). */
+ * for a general step and re-entered after it. */
 static ARK_ALWAYS_INLINE inline uint32_t
 cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
     size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
@@ -182,13 +180,11 @@ cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
     }
     size_t t = 0;
     while (t < n) {
-        if (!s->demoted) {
-            if (t < pf_n) {
-                t = fast_steps(s, from, t, pf_n, dir, down, 1, &x);
-            }
-            if (t >= pf_n) {
-                t = fast_steps(s, from, t, n, dir, down, 0, &x);
-            }
+        if (t < pf_n) {
+            t = fast_steps(s, from, t, pf_n, dir, down, 1, &x);
+        }
+        if (t >= pf_n) {
+            t = fast_steps(s, from, t, n, dir, down, 0, &x);
         }
         if (t < n) {
             size_t i = down ? from - t : from + t;
@@ -336,7 +332,6 @@ static uint32_t last_in(ark_idset *s, size_t last, size_t L, uint32_t x) {
     if (!h->dense) {
         ark__idset_credit(s, last, x, mx);
     }
-    ark__idset_maybe_join(s, last);
     s->v.keys[last] = x;
     return 0;
 }

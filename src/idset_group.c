@@ -64,7 +64,12 @@ void ark__idset_promote(ark_idset *s, size_t k) {
 
 /* Turn sparse group k (range mn..mx <= DENSE_SPAN) dense. Never
  * allocates: an odd group joins its even buddy's free half when there is
- * one, else the group re-encodes into the first half of its own node. */
+ * one, else the group re-encodes into the first half of its own node; an
+ * even group then takes in its odd buddy when that one is dense and
+ * single. The odd buddy may already be behind a cascade walking towards
+ * the front, so this join cannot wait for its step; and a join gives a
+ * node back, the one the odd group would need if it were promoted later
+ * in the same call. */
 void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     grp *h = G(s, k);
     uint32_t tmp[GROUP_SIZE];
@@ -86,7 +91,11 @@ void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     if (dst != NULL) {
         ark__idset_node_give(s, own);
     }
-    s->demoted = true;
+    size_t odd = k + 1;
+    if (!is_odd(s, k) && odd < s->v.ngroups && G(s, odd)->dense &&
+        !ark__idset_shares(s, odd)) {
+        ark__idset_join(s, odd);
+    }
     STAT_ADD(s, demotions, 1);
 }
 
@@ -115,14 +124,10 @@ void ark__idset_credit(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
 }
 
 /* After a step on group k (now spanning mn..mx): count the demotion credit
- * of a sparse group and join single dense buddies. */
+ * of a sparse group (a demotion joins buddies itself). */
 void ark__idset_settle(ark_idset *s, size_t k, uint32_t mn, uint32_t mx) {
     if (!G(s, k)->dense) {
         ark__idset_credit(s, k, mn, mx);
-    }
-    if (G(s, k)->dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL &&
-        !ark__idset_shares(s, k)) {
-        ark__idset_join(s, k);
     }
 }
 

@@ -102,10 +102,6 @@ struct ark_idset {
     size_t nslabs;     /* slabs held */
     size_t slabcap;    /* slabs the array has room for */
     size_t nempty;     /* slabs whose nodes are all free */
-    /* A group was demoted during the current call. A demoted odd group,
-     * or an odd group after a demoted even one, may then have to join its
-     * even buddy's free half; until this is set no cascade step checks. */
-    bool demoted;
     /* Buddies are groups 2m and 2m + 1 of an absolute numbering whose
      * group 0 has parity odd0: adding or dropping a group at the front
      * flips odd0 instead of re-pairing every group. */
@@ -224,9 +220,10 @@ static inline void window_sync(ark_idset *s, size_t k) {
 }
 
 static inline void stats_reset(ark_idset *s) {
-    s->demoted = false;
 #if ARK_IDSET_STATS
     memset(&s->stats, 0, sizeof(s->stats));
+#else
+    (void)s;
 #endif
 }
 
@@ -255,7 +252,6 @@ size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j);
 int ark__idset_shares(const ark_idset *s, size_t k);
 char *ark__idset_free_half(const ark_idset *s, size_t k);
 void ark__idset_join(ark_idset *s, size_t k);
-void ark__idset_maybe_join(ark_idset *s, size_t k);
 void *ark__idset_node_take(ark_idset *s);
 void ark__idset_node_give(ark_idset *s, void *n);
 void ark__idset_drop_front(ark_idset *s, size_t d);

@@ -11,9 +11,10 @@
  * all free go back while FREE_KEEP other free nodes remain.
  *
  * Joining buddies: an odd group joins its even buddy's free half (never
- * the reverse). Cascades process groups in increasing order, so the sharing
- * state the pre-pass saw for a group cannot gain a buddy before the group
- * itself is processed.
+ * the reverse), when either of them is demoted (ark__idset_demote). A
+ * group the pre-pass saw single may so come to share its node before a
+ * cascade reaches it; the join gave its node back to the freelist, which
+ * covers the node a promotion of that group then takes.
  */
 #include "idset_internal.h"
 
@@ -49,15 +50,6 @@ void ark__idset_join(ark_idset *s, size_t k) {
     h->data = dst;
     hot_sync(s, k);
     ark__idset_node_give(s, own);
-}
-
-/* After a demotion in this call, odd dense group k may have to join its
- * even buddy (see the top); free when nothing was demoted. */
-void ark__idset_maybe_join(ark_idset *s, size_t k) {
-    if (s->demoted && s->v.groups[k].dense && !ark__idset_shares(s, k) &&
-        ark__idset_free_half(s, even_buddy(s, k)) != NULL) {
-        ark__idset_join(s, k);
-    }
 }
 
 /* ---- slabs ---------------------------------------------------------------
