@@ -12,8 +12,10 @@
  * to empty; unlock; run up to max tasks of the batch; lock again and splice
  * the unrun rest of the batch in FRONT of whatever was posted meanwhile.
  * The splice is O(1) and needs no memory, so a partial run can never lose
- * a task. Emptied chunks go back to the spare list (at most SPARE_MAX are
- * kept) so that a steady frame loop posts without allocating.
+ * a task. Emptied chunks go back to the spare list, which keeps as many
+ * as the run emptied (at least SPARE_MAX), so that a frame loop posting
+ * about as many tasks each frame posts without allocating, and a burst's
+ * chunks are freed by the next smaller run.
  *
  * pending = queued (under the lock) + batch_left, an atomic the running
  * thread updates with a relaxed store per task so that pending() from
@@ -74,7 +76,7 @@ static void mq_unlock(mq_mutex *m) {
  * allocation is sizeof(chunk) or sizeof(ark_mainq), never a size computed
  * from a count (see "Sizes" in mainq.h). */
 #define CHUNK_TASKS 64
-/* Spare chunks kept for reuse (64 KiB on 64-bit); more are freed. */
+/* Spare chunks a run keeps at least (64 KiB on 64-bit); see run. */
 #define SPARE_MAX 64
 
 typedef struct task {
@@ -206,12 +208,14 @@ size_t ark_mainq_run(ark_mainq *q, size_t max_tasks) {
 
     size_t want = max_tasks == 0 || max_tasks > total ? total : max_tasks;
     chunk *done = NULL; /* emptied chunks, for the spare list */
+    size_t ndone = 0;
     for (size_t ran = 0; ran < want; ran++) {
         task t = c->tasks[c->begin++];
         if (c->begin == c->end) {
             chunk *next = c->next;
             c->next = done;
             done = c;
+            ndone++;
             c = next;
         }
         atomic_store_explicit(&q->batch_left, total - ran - 1,
@@ -232,14 +236,17 @@ size_t ark_mainq_run(ark_mainq *q, size_t max_tasks) {
     }
     while (done != NULL) {
         chunk *next = done->next;
-        if (q->nspare < SPARE_MAX) {
-            done->next = q->spare;
-            q->spare = done;
-            q->nspare++;
-        } else {
-            ark__free(&q->alloc, done, sizeof *done);
-        }
+        done->next = q->spare;
+        q->spare = done;
+        q->nspare++;
         done = next;
+    }
+    size_t keep = ndone > SPARE_MAX ? ndone : SPARE_MAX;
+    while (q->nspare > keep) {
+        chunk *extra = q->spare;
+        q->spare = extra->next;
+        q->nspare--;
+        ark__free(&q->alloc, extra, sizeof *extra);
     }
     atomic_store_explicit(&q->batch_left, 0, memory_order_relaxed);
     q->running = false;

@@ -218,25 +218,55 @@ TEST(destroy_discards_pending) {
 
 static void noop(void *arg) { (void)arg; }
 
+/* Frames of n tasks, each posted then run; from the third frame on any
+ * allocation would fail a post. */
+static void steady_frames(ark_mainq *q, test_allocator *t, int n) {
+    uint64_t allocs = 0;
+    for (int frame = 0; frame < 200; frame++) {
+        if (frame == 2) {
+            allocs = t->allocs;
+            test_allocator_fail_at(t, 1);
+        }
+        for (int i = 0; i < n; i++) {
+            CHECK_OK(ark_mainq_post(q, noop, NULL));
+        }
+        CHECK_EQ(ark_mainq_run(q, 0), (size_t)n);
+    }
+    CHECK_EQ(t->failures, 0);
+    CHECK_EQ(t->allocs, allocs);
+    test_allocator_fail_at(t, 0);
+}
+
+/* Below and above the 64 chunks every run keeps (a fixed cap of 64 made
+ * 20,000 tasks a frame allocate 249 chunks a frame). */
 TEST(steady_state_does_not_allocate) {
     test_allocator t;
     test_allocator_init(&t);
     ark_mainq *q;
     CHECK_OK(ark_mainq_create(&q, &t.base));
-    uint64_t allocs = 0;
-    for (int frame = 0; frame < 200; frame++) {
-        if (frame == 2) {
-            /* From here on any allocation would fail a post. */
-            allocs = t.allocs;
-            test_allocator_fail_at(&t, 1);
-        }
-        for (int i = 0; i < 1000; i++) {
-            CHECK_OK(ark_mainq_post(q, noop, NULL));
-        }
-        CHECK_EQ(ark_mainq_run(q, 0), 1000);
+    steady_frames(q, &t, 1000);
+    steady_frames(q, &t, 20000);
+    ark_mainq_destroy(q);
+    CHECK_EQ(t.live_blocks, 0);
+}
+
+/* A burst's chunks are freed by the next smaller run: the spares held
+ * follow the last run, never the peak. */
+TEST(a_burst_is_freed_by_the_next_smaller_run) {
+    test_allocator t;
+    test_allocator_init(&t);
+    ark_mainq *q;
+    CHECK_OK(ark_mainq_create(&q, &t.base));
+    for (int i = 0; i < 64 * 1000; i++) {
+        CHECK_OK(ark_mainq_post(q, noop, NULL));
     }
-    CHECK_EQ(t.failures, 0);
-    CHECK_EQ(t.allocs, allocs);
+    CHECK_EQ(ark_mainq_run(q, 0), 64 * 1000);
+    CHECK(t.live_blocks >= 1000); /* the queue and the 1000 chunks */
+    for (int i = 0; i < 100; i++) {
+        CHECK_OK(ark_mainq_post(q, noop, NULL));
+    }
+    CHECK_EQ(ark_mainq_run(q, 0), 100);
+    CHECK(t.live_blocks <= 1 + 64 + 2);
     ark_mainq_destroy(q);
     CHECK_EQ(t.live_blocks, 0);
 }

@@ -18,10 +18,12 @@
  * - Posting never loses a task: ARK_OK means it will run (or be discarded
  *   by ark_mainq_destroy), ARK_ENOMEM means it was not queued.
  *
- * Cost model: post is O(1) under a mutex and allocates only when the queue
- * outgrows every chunk it has held before (tasks live in chunks of 64 that
- * are recycled, so a steady frame loop does not allocate). run is O(1)
- * under the lock plus the tasks it runs.
+ * Cost model: post is O(1) under a mutex and allocates only when no emptied
+ * chunk is left to recycle. Tasks live in chunks of 64; a run keeps the
+ * chunks it emptied for later posts (as many as it emptied, at least 64
+ * chunks: 4,096 tasks), so a frame loop that posts about as many tasks
+ * each frame does not allocate, and the next smaller run frees a burst's
+ * extra chunks. run is O(1) under the lock plus the tasks it runs.
  *
  * Sizes: the queue allocates only its own struct and fixed-size chunks of
  * 64 tasks (about 1 KiB on 64-bit targets); no allocation size depends on
@@ -66,7 +68,8 @@ ARK_API void ark_mainq_destroy(ark_mainq *q);
  * inside a task too (the task then runs in the next run).
  * Errors: ARK_EINVAL (fn NULL), ARK_ENOMEM (the task was not queued).
  * Complexity: O(1); allocates one chunk every 64 tasks only while the
- * queue is longer than it has ever been.
+ * queue holds more tasks than the last run emptied chunks for (and more
+ * than 4,096).
  */
 ARK_API ark_status ark_mainq_post(ark_mainq *q, void (*fn)(void *arg),
                                   void *arg);
