@@ -165,13 +165,20 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
     if (n <= s->v->count) {
         return ARK_OK;
     }
-    /* Inserts take fresh slots until ARK_REUSE_DELAY are queued, so room
-     * for need fresh slots covers any order of inserts. */
+    /* An insert takes a fresh slot while fewer than ARK_REUSE_DELAY are
+     * queued. Inserts alone take at most need fresh slots; with removals
+     * between them up to ARK_REUSE_DELAY - 1 freed slots may wait in the
+     * queue while fresh ones are taken, so room for that many more (less
+     * those queued now) covers any order of inserts and removals that
+     * keeps the count at most n (until slots retire). */
     uint64_t need = (uint64_t)n - s->v->count;
     if (need > s->limit - s->v->issued + s->v->nfree) {
         return ARK_EFULL;
     }
-    uint64_t want = s->v->issued + need;
+    uint64_t wait = s->v->nfree < ARK_REUSE_DELAY - 1
+                        ? ARK_REUSE_DELAY - 1 - s->v->nfree
+                        : 0;
+    uint64_t want = s->v->issued + need + wait;
     return grow_to(s, want < s->limit ? want : s->limit);
 }
 
@@ -582,17 +589,10 @@ static ark_status marked_status(const ark__slots *s, uint64_t i, uint32_t gen) {
     return ARK_OK;
 }
 
-/* insert_at on a free slot i < issued: its ring entry turns dead. */
-static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
-                               char *p) {
-    ark_status st = marked_status(s, i, gen);
-    if (st != ARK_OK) {
-        return st;
-    }
-    uint32_t next = *ark__next_gen(p);
-    if (next == ARK__RETIRED || gen < next) {
-        return ARK_ESTALE;
-    }
+/* insert_at on a free slot i < issued (checked): its ring entry turns
+ * dead. */
+static ark_status take_free_at(ark__slots *s, uint64_t i) {
+    ark_status st;
     if (i >= s->skip_cap) {
         st = skip_reserve(s, i + 1);
         if (st != ARK_OK) {
@@ -612,14 +612,11 @@ static ark_status take_free_at(ark__slots *s, uint64_t i, uint32_t gen,
     return ARK_OK;
 }
 
-/* insert_at past issued: slots [issued, i) become free, in index order. */
+/* insert_at past issued (checked): slots [issued, i) become free, in
+ * index order. */
 static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     ark__slot_view *v = s->v;
-    uint64_t gap = i - v->issued;
-    if (gap > ARK__INSERT_AT_GAP && i >= v->cap) {
-        return ARK_EFULL;
-    }
-    uint64_t occupied = v->nfree + v->ring_dead + gap;
+    uint64_t occupied = v->nfree + v->ring_dead + (i - v->issued);
     ark_status st = grow_ring(s, occupied > i + 1 ? occupied : i + 1);
     if (st == ARK_OK && i >= v->cap) {
         st = s->ops->grow(s->owner, i + 1);
@@ -637,8 +634,7 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     return ARK_OK;
 }
 
-ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
-                                char **slot) {
+ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
     const ark_handle_layout *l = &s->v->layout;
     if (h == ARK_NULL_HANDLE) {
         return ARK_ENULL;
@@ -654,16 +650,32 @@ ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
     if (s->draining) {
         return ARK_EINVAL;
     }
-    ark_status st;
-    if (i < s->v->issued) {
-        char *p = ark__slot_at(s->v, i);
-        if (*ark__stamp(p) != 0) {
-            return ARK_EEXIST;
-        }
-        st = take_free_at(s, i, gen, p);
-    } else {
-        st = take_fresh_at(s, i);
+    if (i >= s->v->issued) {
+        bool distant = i - s->v->issued > ARK__INSERT_AT_GAP && i >= s->v->cap;
+        return distant ? ARK_EFULL : ARK_OK;
     }
+    char *p = ark__slot_at(s->v, i);
+    if (*ark__stamp(p) != 0) {
+        return ARK_EEXIST;
+    }
+    ark_status st = marked_status(s, i, gen);
+    if (st != ARK_OK) {
+        return st;
+    }
+    uint32_t next = *ark__next_gen(p);
+    return next == ARK__RETIRED || gen < next ? ARK_ESTALE : ARK_OK;
+}
+
+ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
+                                char **slot) {
+    ark_status st = ark__slots_insert_at_check(s, h);
+    if (st != ARK_OK) {
+        return st;
+    }
+    const ark_handle_layout *l = &s->v->layout;
+    uint64_t i = h & l->index_mask;
+    uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);
+    st = i < s->v->issued ? take_free_at(s, i) : take_fresh_at(s, i);
     if (st != ARK_OK) {
         return st;
     }

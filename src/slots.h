@@ -283,6 +283,11 @@ ark_status ark__slots_validate(const ark__slots *s,
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot);
 
+/* The status ark__slots_insert_at(h) would return but for ARK_ENOMEM,
+ * changing nothing: a container that must allocate its own storage first
+ * (a table's rows) calls it before, so a bad handle gets its own status. */
+ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
+
 /* ---- snapshots ---------------------------------------------------------- */
 
 /* What a container's slots carry in a snapshot. */

@@ -638,10 +638,10 @@ ark_status ark__table_validate(const ark_table *t, bool all_padding) {
 
 ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
     assert(t != NULL);
-    /* Rows first (spare rows are invisible), then the slot, which cannot
-     * fail after that. */
-    ark_status st = ARK_OK;
-    if (t->view.rows >= t->cap) {
+    /* The handle first, then rows (spare rows are invisible), then the
+     * slot, which can then fail only for memory and leaves the spare rows. */
+    ark_status st = ark__slots_insert_at_check(&t->s, h);
+    if (st == ARK_OK && t->view.rows >= t->cap) {
         st = grow_rows(t, t->view.rows + 1);
     }
     uint64_t i;

@@ -25,6 +25,7 @@ typedef struct hcfg {
     uint64_t seal_key;
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user;
+    const ark_allocator *allocator;
 } hcfg;
 
 /* Every element carries a uint64 id: a pool's element is the id; a
@@ -42,7 +43,8 @@ static ark_status c_create(cont *c, const hcfg *h) {
                                 .tag = h->tag,
                                 .seal_key = h->seal_key,
                                 .on_remove = h->on_remove,
-                                .user = h->user};
+                                .user = h->user,
+                                .allocator = h->allocator};
         return ark_table_create(&c->t, &cfg);
     }
     ark_pool_config cfg = {.elem_size = sizeof(uint64_t),
@@ -53,7 +55,8 @@ static ark_status c_create(cont *c, const hcfg *h) {
                            .tag = h->tag,
                            .seal_key = h->seal_key,
                            .on_remove = h->on_remove,
-                           .user = h->user};
+                           .user = h->user,
+                           .allocator = h->allocator};
     return ark_pool_create(&c->p, &cfg);
 }
 
@@ -325,6 +328,52 @@ static void generations_retire_and_container_fills(const kind *k) {
 }
 
 TEST_ON_BOTH(generations_retire_and_container_fills)
+
+/* reserve(n) covers any mix of removals and inserts that keeps the count
+ * at most n: a freed slot waits in the queue, so up to ARK_REUSE_DELAY - 1
+ * fresh slots more than n may be taken (reserve used to size for n fresh
+ * slots only, and the 28th insert after one removal each failed). Every
+ * allocation after the reserve is made to fail. */
+static void reserve_covers_removals_between_inserts(const kind *k) {
+    static const size_t sizes[] = {1, 100, 1000};
+    uint64_t rng = harness_seed();
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        size_t n = sizes[z];
+        test_allocator ta;
+        test_allocator_init(&ta);
+        cont c;
+        hcfg cfg = {.allocator = &ta.base};
+        CHECK_OK(make(k, &c, &cfg));
+        CHECK_OK(c_reserve(&c, n));
+        test_allocator_fail_at(&ta, 1);
+        ark_handle *hs = malloc(n * sizeof *hs);
+        CHECK(hs != NULL);
+        for (size_t i = 0; i < n; i++) {
+            CHECK_OK(c_insert(&c, i, &hs[i]));
+        }
+        for (int round = 0; round < 300; round++) {
+            /* remove 1 to 64 at random, insert as many */
+            size_t m = 1 + (size_t)harness_below(&rng, n < 64 ? n : 64);
+            for (size_t j = 0; j < m; j++) {
+                size_t i = (size_t)harness_below(&rng, n - j);
+                CHECK_OK(c_remove(&c, hs[i]));
+                hs[i] = hs[n - j - 1];
+            }
+            for (size_t j = 0; j < m; j++) {
+                CHECK_OK(c_insert(&c, j, &hs[n - m + j]));
+            }
+        }
+        CHECK_EQ(ta.failures, 0);
+        CHECK_EQ(c_count(&c), n);
+        CHECK_OK(c_validate(&c));
+        test_allocator_fail_at(&ta, 0);
+        free(hs);
+        c_destroy(&c);
+        CHECK_EQ(ta.live_blocks, 0);
+    }
+}
+
+TEST_ON_BOTH(reserve_covers_removals_between_inserts)
 
 static void full_32_bit_generations_never_wrap_to_free(const kind *k) {
     /* With 32 generation bits, generation 2^32 - 1 is never issued: its

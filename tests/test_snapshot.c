@@ -1207,6 +1207,47 @@ static void insert_at_statuses(const kind *k) {
 
 TEST_ON_BOTH(insert_at_statuses)
 
+/* A container at the end of its storage, with every allocation refused:
+ * a bad handle still gets its own status, not ARK_ENOMEM (a table grew
+ * its rows before it looked at the handle). */
+static void insert_at_checks_the_handle_first(const kind *k) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    scfg cfg = base_cfg();
+    cfg.index_bits = 16;
+    cfg.gen_bits = 4;
+    cfg.tag_bits = 4;
+    cfg.tag = 5;
+    cfg.allocator = &ta.base;
+    uint64_t tag = (uint64_t)5 << 20;
+    cont c;
+    CHECK_OK(c_create(&c, k, &cfg));
+    ark_handle h = AT(10, 3);
+    CHECK_OK(c_insert_at(&c, h, 1, NULL));
+    ark_status st;
+    uint64_t v = 2;
+    do { /* until an insert needs memory */
+        ark_handle g;
+        size_t row;
+        test_allocator_fail_at(&ta, 1);
+        st = c_insert(&c, v++, &g, &row);
+    } while (st == ARK_OK && v < 100000);
+    CHECK_STATUS(st, ARK_ENOMEM);
+    uint64_t failures = ta.failures;
+    test_allocator_fail_at(&ta, 1);
+    CHECK_STATUS(c_insert_at(&c, 0, 1, NULL), ARK_ENULL);
+    CHECK_STATUS(c_insert_at(&c, h ^ tag, 1, NULL), ARK_EFOREIGN);
+    CHECK_STATUS(c_insert_at(&c, AT(0, 3), 1, NULL), ARK_ERANGE);
+    CHECK_STATUS(c_insert_at(&c, h, 1, NULL), ARK_EEXIST);
+    CHECK_EQ(ta.failures, failures); /* none of them asked for memory */
+    test_allocator_fail_at(&ta, 0);
+    CHECK_OK(c_validate(&c));
+    c_destroy(&c);
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
+TEST_ON_BOTH(insert_at_checks_the_handle_first)
+
 /* insert_at h with an allocator failing at every allocation in turn:
  * ARK_ENOMEM leaves the container as it was. */
 static void insert_at_failing(cont *c, test_allocator *ta, ark_handle h) {

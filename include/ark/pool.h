@@ -280,7 +280,10 @@ ARK_API size_t ark_pool_count(const ark_pool *p);
 
 /*
  * Make room for n live elements in all, so inserts up to that count
- * allocate nothing.
+ * allocate nothing, whatever removals come between them (a removed
+ * element's slot waits before reuse, so this makes room for up to
+ * ARK_REUSE_DELAY - 1 more slots; a slot whose generations run out is
+ * retired and replaced by a fresh one, which may allocate).
  * Errors: ARK_EFULL (the index bits cannot address n elements; nothing is
  * reserved), ARK_ENOMEM (the pool keeps what it had).
  */

@@ -257,7 +257,7 @@ ARK_API void ark_table_clear(ark_table *t, bool run_hook);
 
 /*
  * Make room for n live rows in all, so inserts up to that count allocate
- * nothing.
+ * nothing, whatever removals come between them (see ark_pool_reserve).
  * Errors: ARK_EFULL (the index bits cannot address n rows), ARK_ENOMEM
  * (the table keeps what it had).
  */
