@@ -90,6 +90,8 @@ ARK_API extern inline ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
 ARK_API extern inline ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
                                                   uint64_t value);
 ARK_INLINE_API extern inline void ark__idmap_iter_step(ark_idmap_iter *it);
+ARK_INLINE_API extern inline ark_idmap_iter
+ark__idmap_iter_from(const ark_idmap *m, size_t g);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
 ARK_API extern inline void ark_idmap_iter_next(ark_idmap_iter *it);

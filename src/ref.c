@@ -283,18 +283,23 @@ void ark_refvec_clear(ark_refvec *v) {
         return;
     }
     /* Detach, release, then give the array back if no destroy callback
-     * refilled the vector meanwhile. */
+     * refilled the vector meanwhile, or moved another vector's array (and
+     * allocator) into it: the array goes back to the allocator it came
+     * from. */
+    ark_allocator from = v->alloc;
     v->items = NULL;
     v->len = 0;
     v->cap = 0;
     for (size_t i = 0; i < len; i++) {
         ark_ref_release(items[i]);
     }
-    if (v->items == NULL) {
+    bool same = v->alloc.alloc == from.alloc && v->alloc.free == from.free &&
+                v->alloc.ctx == from.ctx;
+    if (v->items == NULL && same) {
         v->items = items;
         v->cap = cap;
     } else {
-        refs_free(&v->alloc, items, cap);
+        refs_free(&from, items, cap);
     }
 }
 
@@ -367,24 +372,45 @@ ark_status ark_refmap_create(ark_refmap **out, const ark_allocator *a) {
     return ARK_OK;
 }
 
-static bool release_value(uint64_t key, uint64_t value, void *ud) {
-    (void)key;
-    (void)ud;
-    ark_ref_release((ark_ref *)(uintptr_t)value);
-    return true;
-}
+/* Entries a clear takes out of the map before releasing them. */
+#define CLEAR_BATCH 64
 
 void ark_refmap_clear(ark_refmap *m) {
     assert(m != NULL);
-    ark_idmap_each(m->map, release_value, NULL);
-    ark_idmap_clear(m->map);
+    /* Take a batch of entries out of the map, then release them: a
+     * destroy callback sees a map that no longer lists what is being
+     * released, and may use it, put included. The walk resumes at the
+     * group it reached while the table stays where it was, and starts over
+     * when the end leaves entries behind it, so a clear is one pass over
+     * the table unless callbacks put. */
+    ark_idmap *map = m->map;
+    size_t g = 0;
+    while (ark_idmap_count(map) > 0) {
+        ark_ref *batch[CLEAR_BATCH];
+        size_t n = 0;
+        ark_idmap_iter it = ark__idmap_iter_from(map, g);
+        for (; ark_idmap_iter_valid(&it) && n < CLEAR_BATCH;
+             ark_idmap_iter_next(&it)) {
+            batch[n++] = (ark_ref *)(uintptr_t)it.value;
+            ark_idmap_remove(map, it.key); /* allowed at the iterator */
+        }
+        g = ark_idmap_iter_valid(&it) ? it.group : 0;
+        const void *slots = map->slots;
+        size_t gmask = map->gmask;
+        for (size_t k = 0; k < n; k++) {
+            ark_ref_release(batch[k]);
+        }
+        if (map->slots != slots || map->gmask != gmask) {
+            g = 0; /* a callback's put moved the table */
+        }
+    }
 }
 
 void ark_refmap_destroy(ark_refmap *m) {
     if (m == NULL) {
         return;
     }
-    ark_idmap_each(m->map, release_value, NULL);
+    ark_refmap_clear(m);
     ark_idmap_destroy(m->map);
     ark_allocator self = m->alloc;
     ark__free(&self, m, sizeof *m);

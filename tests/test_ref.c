@@ -839,6 +839,107 @@ TEST(thread_exact_count) {
 
 /* ---- ark_refmap ---- */
 
+/* A destroy callback run by clear(v) moves another vector, made with
+ * another allocator, into v: clear must give v's old array back to the
+ * allocator it came from (it used v's allocator of the moment). */
+static ark_refvec *g_move_dst, *g_move_src;
+
+static void mover_destroy(ark_ref *r) {
+    obj *o = (obj *)r;
+    ark_refvec_move(g_move_dst, g_move_src);
+    o->destroyed[o->id]++;
+    free(o);
+}
+
+TEST(refvec_clear_frees_through_the_arrays_allocator) {
+    test_allocator ta, tb;
+    test_allocator_init(&ta);
+    test_allocator_init(&tb);
+    int destroyed[2] = {0, 0};
+    CHECK_OK(ark_refvec_create(&g_move_dst, &ta.base));
+    CHECK_OK(ark_refvec_create(&g_move_src, &tb.base));
+    obj *m = obj_new(0, destroyed), *x = obj_new(1, destroyed);
+    CHECK(m != NULL && x != NULL);
+    ark_ref_init(&m->ref, mover_destroy);
+    CHECK_OK(ark_refvec_push(g_move_dst, &m->ref));
+    ark_ref_release(&m->ref);
+    CHECK_OK(ark_refvec_push(g_move_src, &x->ref));
+    ark_ref_release(&x->ref);
+    ark_refvec_clear(g_move_dst);
+    CHECK_EQ(destroyed[0], 1);
+    CHECK_EQ(ark_refvec_count(g_move_dst), 1);
+    CHECK(ark_refvec_at(g_move_dst, 0) == &x->ref);
+    ark_refvec_destroy(g_move_dst);
+    ark_refvec_destroy(g_move_src);
+    CHECK_EQ(destroyed[1], 1);
+    CHECK_EQ(ta.live_blocks, 0);
+    CHECK_EQ(tb.live_blocks, 0);
+}
+
+/* A value that, when destroyed, looks at the map it leaves: every value
+ * the map still lists must be alive, its own key must be gone, and the
+ * first few put a new value (which clear must release too). */
+typedef struct watcher {
+    obj base;
+    ark_refmap *map;
+    int n;         /* keys 0..n-1 were put */
+    int *put_left; /* puts still to make */
+} watcher;
+
+static void watcher_destroy(ark_ref *r) {
+    watcher *w = (watcher *)r;
+    int *destroyed = w->base.destroyed;
+    for (int k = 0; k < w->n; k++) {
+        CHECK(ark_refmap_get(w->map, (uint64_t)k) == NULL || destroyed[k] == 0);
+    }
+    CHECK(!ark_refmap_remove(w->map, (uint64_t)w->base.id));
+    if (*w->put_left > 0) {
+        (*w->put_left)--;
+        obj *o = obj_new(w->n + *w->put_left, destroyed);
+        CHECK(o != NULL);
+        CHECK_OK(
+            ark_refmap_put(w->map, (uint64_t)(1000 + *w->put_left), &o->ref));
+        ark_ref_release(&o->ref);
+    }
+    destroyed[w->base.id]++;
+    free(w);
+}
+
+/* clear and destroy release each value only once the map no longer lists
+ * it, so a destroy callback may use the map (before 2026-11-24 they
+ * released everything first: get returned freed values, and a value
+ * could remove its own key again). 300 values: several batches. */
+TEST(refmap_clear_and_destroy_let_callbacks_use_the_map) {
+    enum { N = 300, PUTS = 5 };
+    for (int how = 0; how < 2; how++) {
+        int destroyed[N + PUTS] = {0};
+        int put_left = PUTS;
+        ark_refmap *m;
+        CHECK_OK(ark_refmap_create(&m, NULL));
+        for (int k = 0; k < N; k++) {
+            watcher *w = (watcher *)malloc(sizeof *w);
+            CHECK(w != NULL);
+            ark_ref_init(&w->base.ref, watcher_destroy);
+            w->base.id = k;
+            w->base.destroyed = destroyed;
+            w->map = m;
+            w->n = N;
+            w->put_left = &put_left;
+            CHECK_OK(ark_refmap_put(m, (uint64_t)k, &w->base.ref));
+            ark_ref_release(&w->base.ref);
+        }
+        if (how == 0) {
+            ark_refmap_clear(m);
+            CHECK_EQ(ark_refmap_count(m), 0);
+        }
+        ark_refmap_destroy(m);
+        CHECK_EQ(put_left, 0);
+        for (int k = 0; k < N + PUTS; k++) {
+            CHECK_EQ(destroyed[k], 1);
+        }
+    }
+}
+
 TEST(refmap_every_function_and_error) {
     int destroyed[3] = {0, 0, 0};
     obj *a = obj_new(0, destroyed), *b = obj_new(1, destroyed);

@@ -620,17 +620,23 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__idmap_iter_step(ark_idmap_iter *it) {
     it->value = m->slots[i].value;
 }
 
-/* Return an iterator at the first entry (or at the end). */
-ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
+/* Private: an iterator at the first entry of group g or later (or at the
+ * end); a walk that let go of the map resumes there (ark_refmap_clear). */
+ARK_INLINE ark_idmap_iter ark__idmap_iter_from(const ark_idmap *m, size_t g) {
     ark_idmap_iter it;
     it.map = m;
     it.key = 0;
     it.value = 0;
     it.groups = m->count == 0 ? 0 : m->gmask + 1;
-    it.group = SIZE_MAX; /* the walk enters group 0 first */
+    it.group = g - 1; /* the walk enters group g first (0: from SIZE_MAX) */
     it.rest = 0;
     ark__idmap_iter_step(&it);
     return it;
+}
+
+/* Return an iterator at the first entry (or at the end). */
+ARK_INLINE ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m) {
+    return ark__idmap_iter_from(m, 0);
 }
 
 /* Return true while the iterator is at an entry. */

@@ -25,7 +25,9 @@
  *   across threads. ark_ref_retain_atomic / ark_ref_release_atomic count
  *   atomically whatever the object's mode.
  * - Containers finish changing their own state before they release
- *   anything, so a destroy callback may use the container it is leaving.
+ *   anything, so a destroy callback may use the container it is leaving;
+ *   it must not destroy that container (clear, copy and drain read it
+ *   again after each release).
  *
  * Cost model: retain/release/count are inline, O(1), no allocation. The
  * containers are arrays: push, pop, at, replace and autorelease are
@@ -394,8 +396,8 @@ typedef struct ark_refmap {
  */
 ARK_API ark_status ark_refmap_create(ark_refmap **out, const ark_allocator *a);
 
-/* Release every value, then free the map. m may be NULL. Destroy callbacks
- * run by it must not use m. */
+/* Release every value as ark_refmap_clear does, then free the map. m may
+ * be NULL. */
 ARK_API void ark_refmap_destroy(ark_refmap *m);
 
 /*
@@ -424,16 +426,19 @@ ARK_API bool ark_refmap_remove(ark_refmap *m, uint64_t key);
 ARK_API size_t ark_refmap_count(const ark_refmap *m);
 
 /*
- * Make room for n entries so that puts up to n neither allocate nor fail.
+ * Make room for n entries so that puts up to n neither allocate nor fail
+ * while no entry is removed; with removals in between the table may still
+ * double once (see ark_idmap_reserve).
  * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
  * when n > ARK_REFMAP_MAX).
  */
 ARK_API ark_status ark_refmap_reserve(ark_refmap *m, size_t n);
 
 /*
- * Release every value and empty the map (as Cocos2d-x's Map::clear: release
- * all, then clear), keeping its memory. Destroy callbacks run by it must
- * not modify m.
+ * Remove every entry, releasing each value once the map no longer lists
+ * it, and keep the memory. A destroy callback it runs may use m (get, put,
+ * remove); values put meanwhile are removed too, so clear returns with m
+ * empty. Complexity: O(capacity + count) unless callbacks put.
  */
 ARK_API void ark_refmap_clear(ark_refmap *m);
 
