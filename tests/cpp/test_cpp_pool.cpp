@@ -473,6 +473,25 @@ TEST(pool_alignment_and_reserve) {
     CHECK(*small.get(h) == 'x');
 }
 
+/* A T whose unary & lies: the pool takes addresses with std::addressof
+ * (insert copied from, and handle_of looked up, the object & returned). */
+namespace {
+struct odd_addr {
+    int v;
+    static odd_addr decoy;
+    const odd_addr *operator&() const { return std::addressof(decoy); }
+};
+odd_addr odd_addr::decoy = {999};
+} // namespace
+
+TEST(pool_ignores_an_overloaded_address_of) {
+    ark::pool<odd_addr> p;
+    auto h = p.insert(odd_addr{42});
+    CHECK(h);
+    CHECK_EQ(p.get(h)->v, 42);
+    CHECK(p.handle_of(*p.get(h)) == h);
+}
+
 /* Built with exceptions only (cases exc_*). */
 #if defined(__cpp_exceptions)
 namespace {
@@ -508,6 +527,60 @@ TEST(exc_pool_throwing_constructor_releases_slot) {
         CHECK_EQ(p.size(), 2);
     }
     CHECK_EQ(g_counts.live(), 0);
+}
+
+/* A destructor, run by the removal hook, emplaces into its own pool and
+ * the constructor throws (three times): inside a hook the pool frees the
+ * slot only once that hook returns, so the unbuilt elements must still be
+ * skipped then. Before 2026-11-24 ~T ran on them: a double free of the
+ * member the constructor had unwound (ASan), and the counts went out of
+ * balance. By remove, by flush and by clear. */
+namespace {
+struct spawner;
+ark::pool<spawner> *g_spawn_pool;
+struct spawner {
+    counted c;
+    bool spawn;
+    spawner(int i, bool s) : c(i), spawn(s) {
+        if (i < 0) {
+            throw i;
+        }
+    }
+    ~spawner() {
+        for (int k = 0; spawn && k < 3; k++) {
+            try {
+                g_spawn_pool->emplace(-1, false);
+            } catch (int) {
+            }
+        }
+    }
+};
+} // namespace
+
+TEST(exc_throwing_constructor_inside_a_hook_releases_slot) {
+    for (int how = 0; how < 3; how++) {
+        g_counts = counts{};
+        {
+            ark::pool<spawner> p;
+            g_spawn_pool = &p;
+            auto keep = p.emplace(1, false);
+            auto h = p.emplace(2, true);
+            CHECK(keep && h);
+            if (how == 0) {
+                CHECK(p.remove(h));
+            } else if (how == 1) {
+                CHECK(p.remove_later(h));
+                CHECK_EQ(p.flush(), 1);
+            } else {
+                p.clear();
+            }
+            CHECK_EQ(p.size(), how == 2 ? 0u : 1u);
+            CHECK_EQ(g_counts.live(), how == 2 ? 0 : 1);
+            auto again = p.emplace(3, false); /* the slots are usable */
+            CHECK(again);
+        }
+        CHECK_EQ(g_counts.live(), 0);
+    }
 }
 #endif
 
