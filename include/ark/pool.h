@@ -71,6 +71,11 @@ extern "C" {
  * elem_size = sizeof(T) and elem_align = T's own alignment, so a slot is
  * as small as T allows (20 bytes for a struct of four floats, where the
  * default alignment for a 16-byte element would make it 32).
+ * It is a C idiom: in C++ designated initializers are C++20, and g++
+ * warns under -Wextra (-Wmissing-field-initializers) about the fields
+ * left out. There, use ark::pool<T> (ark/pool.hpp), or set the two fields
+ * of a value-initialised config: `ark_pool_config cfg{};
+ * cfg.elem_size = sizeof(T); cfg.elem_align = alignof(T);`.
  */
 #ifdef __cplusplus
 #define ARK_POOL_ELEM(T) .elem_size = sizeof(T), .elem_align = alignof(T)
