@@ -19,10 +19,13 @@
  *   retains every element, a move changes no count, at() is borrowed),
  *   ark::autorelease_pool and ark::mainq (posts any callable).
  *
- * Errors are values. Nothing here throws, and it compiles with
- * -fno-exceptions -fno-rtti. A constructor that can fail (every container
- * allocates) leaves the object empty: test it with ok() (or operator bool)
- * and read last_status(). Calls that can fail return an ark_status, a
+ * Errors are values. Nothing here throws of its own, and it compiles with
+ * -fno-exceptions -fno-rtti; an exception from the caller's constructor
+ * (pool insert and emplace, make_ref, the callable mainq::post copies)
+ * propagates with nothing left behind, and those functions are noexcept
+ * exactly when that constructor is. A constructor that can fail (every
+ * container allocates) leaves the object empty: test it with ok() (or operator
+ * bool) and read last_status(). Calls that can fail return an ark_status, a
  * bool, or a null handle / null pointer with last_status() set.
  *
  * Cost: the hot paths (pool get and iteration, table row and column,

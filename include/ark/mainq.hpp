@@ -15,8 +15,15 @@ namespace ark {
 
 namespace detail {
 
-/* Set on the thread running ~mainq while it empties the queue: the
- * trampolines then destroy their callables without calling them. */
+/*
+ * Set on the thread running ~mainq while that queue's drain dispatches its
+ * tasks: the trampolines then destroy their callables without calling
+ * them. It must mean "this queue's tasks" only, yet a trampoline cannot
+ * tell which queue runs it. So it is cleared whenever user code runs
+ * inside that drain, which is only a boxed callable's destructor (an
+ * inline one is trivially destructible): another queue that destructor
+ * drains or destroys then runs or discards its own tasks as usual.
+ */
 inline thread_local bool mainq_discarding = false;
 
 template <class F>
@@ -35,9 +42,16 @@ template <class F> void run_inline(void *arg) {
 
 template <class F> void run_boxed(void *arg) {
     F *f = static_cast<F *>(arg);
-    if (!mainq_discarding) {
-        (*f)();
+    if (mainq_discarding) {
+        /* ~F is user code: see mainq_discarding. The dying queue's own
+         * drain refuses to nest (the C queue is running), so clearing the
+         * flag cannot make it run one of its tasks. */
+        mainq_discarding = false;
+        delete f;
+        mainq_discarding = true;
+        return;
     }
+    (*f)();
     delete f;
 }
 
@@ -54,7 +68,8 @@ template <class F> void run_boxed(void *arg) {
  *   freed after it runs. If that allocation fails, post returns
  *   ARK_ENOMEM and nothing is queued.
  * The destructor discards pending tasks without calling them (as
- * ark_mainq_destroy does) but destroys their callables.
+ * ark_mainq_destroy does) but destroys their callables. Those destructors
+ * may run, drain or destroy other queues, whose tasks run as usual.
  */
 class mainq {
   public:
@@ -88,8 +103,12 @@ class mainq {
     static constexpr bool posts_inline = detail::fits_in_arg<std::decay_t<F>>;
 
     /* Queue fn() to run on the main thread; from any thread. ARK_OK or
-     * ARK_ENOMEM (not queued). */
-    template <class F> status post(F &&fn) noexcept {
+     * ARK_ENOMEM (not queued). noexcept when copying or moving fn into the
+     * queue is: if that throws, the exception propagates with nothing
+     * queued or leaked (a box's memory is freed by the new-expression). */
+    template <class F>
+    status
+    post(F &&fn) noexcept(std::is_nothrow_constructible_v<std::decay_t<F>, F>) {
         assert(q_ != nullptr);
         using D = std::decay_t<F>;
         if constexpr (detail::fits_in_arg<D>) {

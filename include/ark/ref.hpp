@@ -101,8 +101,12 @@ template <class T> void delete_ref(ark_ref *r) { delete from_ref<T>(r); }
  * Allocate a T with operator new (nothrow), construct it from args and
  * initialise its ark_ref (count 1, destroy = delete) after the
  * constructor ran. Returns the null pointer if allocation failed.
+ * noexcept when T's constructor is: if it throws, the memory is freed
+ * (the new-expression does that) and the exception propagates.
  */
-template <class T, class... Args> ref_ptr<T> make_ref(Args &&...args) noexcept {
+template <class T, class... Args>
+ref_ptr<T>
+make_ref(Args &&...args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
     T *p = new (std::nothrow) T(std::forward<Args>(args)...);
     if (p == nullptr) {
         return ref_ptr<T>();
@@ -111,11 +115,12 @@ template <class T, class... Args> ref_ptr<T> make_ref(Args &&...args) noexcept {
     return ref_ptr<T>::adopt(p);
 }
 
-/* As make_ref, with the count initialised by ark_ref_init_atomic: every
- * retain and release of the object is atomic, so ref_ptr copies of it may
- * live on several threads. */
+/* As make_ref (exceptions from T's constructor included), with the count
+ * initialised by ark_ref_init_atomic: every retain and release of the
+ * object is atomic, so ref_ptr copies of it may live on several threads. */
 template <class T, class... Args>
-ref_ptr<T> make_ref_atomic(Args &&...args) noexcept {
+ref_ptr<T> make_ref_atomic(Args &&...args) noexcept(
+    std::is_nothrow_constructible_v<T, Args...>) {
     T *p = new (std::nothrow) T(std::forward<Args>(args)...);
     if (p == nullptr) {
         return ref_ptr<T>();
@@ -126,6 +131,27 @@ ref_ptr<T> make_ref_atomic(Args &&...args) noexcept {
 
 /* ---- refvec<T> ------------------------------------------------------------
  */
+
+namespace detail {
+
+/* An allocator kept by value. The C containers copy the struct when they
+ * are created, but refvec and refmap create theirs at the first element,
+ * so they keep a copy of their own: the caller's struct need not outlive
+ * the constructor call. */
+struct kept_allocator {
+    ark_allocator a{};
+    bool set = false;
+    kept_allocator() noexcept = default;
+    explicit kept_allocator(const ark_allocator *p) noexcept {
+        if (p != nullptr) {
+            a = *p;
+            set = true;
+        }
+    }
+    const ark_allocator *get() const noexcept { return set ? &a : nullptr; }
+};
+
+} // namespace detail
 
 /*
  * Cocos2d-x's Vector<T *> over ark_refvec: holds one reference to each
@@ -286,7 +312,7 @@ template <class T> class refvec {
   private:
     bool make() noexcept {
         if (v_ == nullptr) {
-            last_ = ark_refvec_create(&v_, a_);
+            last_ = ark_refvec_create(&v_, a_.get());
             if (last_ != ARK_OK) {
                 v_ = nullptr;
                 return false;
@@ -296,7 +322,7 @@ template <class T> class refvec {
     }
 
     ark_refvec *v_ = nullptr;
-    const ark_allocator *a_ = nullptr;
+    detail::kept_allocator a_;
     status last_ = ARK_OK;
 };
 
@@ -347,7 +373,7 @@ template <class T> class refmap {
         }
         ark_refmap *n = nullptr;
         if (o.size() > 0) {
-            status s = ark_refmap_create(&n, a_);
+            status s = ark_refmap_create(&n, a_.get());
             if (s == ARK_OK) {
                 s = ark_refmap_reserve(n, o.size());
             }
@@ -404,24 +430,32 @@ template <class T> class refmap {
     bool empty() const noexcept { return size() == 0; }
 
     /* Call fn(key, T *) (borrowed) on every entry until it returns false
-     * (or on all of them if it returns void). fn must not change the map. */
+     * (or on all of them if it returns void). fn is any callable: a
+     * function, a function pointer or reference, a lambda, a const or
+     * non-const function object. fn must not change the map. */
     template <class F> void for_each(F &&fn) const {
         if (m_ == nullptr) {
             return;
         }
+        /* The C callback gets fn through a pointer to a local pointer to
+         * it: a function's own address is no object pointer and does not
+         * convert to void *, a pointer object's address always does. */
+        using Fn = std::remove_reference_t<F>;
+        Fn *target = std::addressof(fn);
         ark_refmap_each(
             m_,
             [](uint64_t key, ark_ref *r, void *ud) -> bool {
-                F &f = *static_cast<std::remove_reference_t<F> *>(ud);
-                if constexpr (std::is_void_v<decltype(f(
-                                  key, static_cast<T *>(nullptr)))>) {
-                    f(key, detail::from_ref<T>(r));
+                Fn &f = **static_cast<Fn **>(ud);
+                if constexpr (std::is_void_v<
+                                  std::invoke_result_t<Fn &, uint64_t, T *>>) {
+                    std::invoke(f, key, detail::from_ref<T>(r));
                     return true;
                 } else {
-                    return static_cast<bool>(f(key, detail::from_ref<T>(r)));
+                    return static_cast<bool>(
+                        std::invoke(f, key, detail::from_ref<T>(r)));
                 }
             },
-            const_cast<void *>(static_cast<const void *>(std::addressof(fn))));
+            &target);
     }
 
     ark_refmap *c_refmap() const noexcept { return m_; }
@@ -429,7 +463,7 @@ template <class T> class refmap {
   private:
     bool make() noexcept {
         if (m_ == nullptr) {
-            last_ = ark_refmap_create(&m_, a_);
+            last_ = ark_refmap_create(&m_, a_.get());
             if (last_ != ARK_OK) {
                 m_ = nullptr;
                 return false;
@@ -439,7 +473,7 @@ template <class T> class refmap {
     }
 
     ark_refmap *m_ = nullptr;
-    const ark_allocator *a_ = nullptr;
+    detail::kept_allocator a_;
     status last_ = ARK_OK;
 };
 

@@ -41,11 +41,14 @@ class table {
 
     table() noexcept = default;
 
-    /* Create a table with these column sizes. Check ok(). */
+    /* Create a table with these column sizes. Check ok(): last_status()
+     * is ARK_EINVAL for bad options (no columns, a bad size, an allocator
+     * missing a function, ...) or ARK_ENOMEM. */
     explicit table(std::initializer_list<size_t> column_sizes,
                    const table_options &o = table_options{}) noexcept {
         create(column_sizes.begin(), column_sizes.size(), o);
     }
+    /* As above, with the sizes as an array of ncolumns. */
     table(const size_t *column_sizes, size_t ncolumns,
           const table_options &o = table_options{}) noexcept {
         create(column_sizes, ncolumns, o);
@@ -108,17 +111,23 @@ class table {
     }
 
     /*
-     * Return column k as a C array, or nullptr (k out of range, or no row
-     * yet on the allocator path). Debug builds assert that sizeof(C) is
-     * the column's size.
+     * Return column k as a C array, or nullptr (k out of range, in every
+     * build, or no row yet on the allocator path). For a k in range, debug
+     * builds assert that sizeof(C) is the column's size.
      */
     template <class C> C *column(size_t k) const noexcept {
         assert(t_ != nullptr);
-        assert(k < ncols_ && sizes_[k] == sizeof(C) &&
+        /* A k past the columns is a miss, like a stale handle: a lookup,
+         * not a programmer error, so it is not left to assert. */
+        if (k >= ncols_) {
+            return nullptr;
+        }
+        assert(sizes_[k] == sizeof(C) &&
                "ark::table::column<C>: sizeof(C) is not the column size");
         return static_cast<C *>(ark_table_column(t_, k));
     }
-    /* Return a reference to column k's element of h's row, or nullptr. */
+    /* Return a pointer to column k's element of h's row, or nullptr (h not
+     * live, k out of range). Debug builds assert sizeof(C) as column does. */
     template <class C> C *get(handle_type h, size_t k) const noexcept {
         size_t r = row(h);
         C *c = column<C>(k);
@@ -179,6 +188,12 @@ class table {
             has_alloc_ = true;
         }
         if (n == 0 || sizes == nullptr) {
+            last_ = ARK_EINVAL;
+            return;
+        }
+        /* The copy of the sizes below goes through the allocator before
+         * ark_table_create can reject it: check here what it would. */
+        if (has_alloc_ && (alloc_.alloc == nullptr || alloc_.free == nullptr)) {
             last_ = ARK_EINVAL;
             return;
         }
