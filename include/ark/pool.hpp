@@ -259,6 +259,11 @@ template <class T> class pool {
                             detail::deferred_trim();
                         }
                     } else if (in_hook) {
+                        /* Known gap: if the pool cannot record this
+                         * removal (ARK_ENOMEM growing its list of removals
+                         * asked for by hooks), the slot stays live and
+                         * unbuilt until clear or destruction, which skip
+                         * it; iteration would show it. */
                         detail::unbuilt_list &d = detail::deferred_unbuilt;
                         d.v[d.n++] = m;
                         ark_pool_remove(p, h);
