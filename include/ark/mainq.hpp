@@ -130,7 +130,9 @@ class mainq {
     }
 
     /* Run the tasks queued when the call starts (at most max_tasks; 0 =
-     * all); return how many ran. Main thread. */
+     * all); return how many ran. Main thread. A task must not let an
+     * exception out: it would unwind through the C queue into this
+     * noexcept function (std::terminate). */
     size_t run(size_t max_tasks = 0) noexcept {
         assert(q_ != nullptr);
         return ark_mainq_run(q_, max_tasks);

@@ -432,7 +432,9 @@ template <class T> class refmap {
     /* Call fn(key, T *) (borrowed) on every entry until it returns false
      * (or on all of them if it returns void). fn is any callable: a
      * function, a function pointer or reference, a lambda, a const or
-     * non-const function object. fn must not change the map. */
+     * non-const function object. fn must not change the map, nor throw:
+     * it runs inside the C walk, and unwinding through C code is
+     * undefined. */
     template <class F> void for_each(F &&fn) const {
         if (m_ == nullptr) {
             return;
