@@ -6,6 +6,7 @@
  */
 #include "slots.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -668,14 +669,11 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
 
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot) {
-    ark_status st = ark__slots_insert_at_check(s, h);
-    if (st != ARK_OK) {
-        return st;
-    }
+    assert(ark__slots_insert_at_check(s, h) == ARK_OK);
     const ark_handle_layout *l = &s->v->layout;
     uint64_t i = h & l->index_mask;
     uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);
-    st = i < s->v->issued ? take_free_at(s, i) : take_fresh_at(s, i);
+    ark_status st = i < s->v->issued ? take_free_at(s, i) : take_fresh_at(s, i);
     if (st != ARK_OK) {
         return st;
     }

@@ -273,20 +273,22 @@ ark_status ark__slots_validate(const ark__slots *s,
 /* Fresh slots one insert_at may queue beyond the storage it has. */
 #define ARK__INSERT_AT_GAP ((uint64_t)1 << 16)
 
-/* Make slot h names live at exactly h's generation; sets its stamp and
- * counts it (linking is the caller's). Errors: ARK_ENULL, ARK_EFOREIGN,
- * ARK_ERANGE (index 0, generation past gen_max), ARK_EEXIST (live, or
- * marked with an older generation), ARK_ESTALE (generation below the
- * slot's next one, retired, or h is the marked element), ARK_EFULL (more
- * than ARK__INSERT_AT_GAP fresh slots past the storage), ARK_EINVAL (from
- * a hook), ARK_ENOMEM; nothing changes on error. */
+/* Whether slot h names may be made live at exactly h's generation,
+ * changing nothing. Errors: ARK_ENULL, ARK_EFOREIGN, ARK_ERANGE (index 0,
+ * generation past gen_max), ARK_EEXIST (live, or marked with an older
+ * generation), ARK_ESTALE (generation below the slot's next one, retired,
+ * or h is the marked element), ARK_EFULL (more than ARK__INSERT_AT_GAP
+ * fresh slots past the storage), ARK_EINVAL (from a hook). A container
+ * calls it first, then allocates what it needs of its own (a table's
+ * rows), so a bad handle gets its own status and not ARK_ENOMEM. */
+ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
+
+/* Make slot h names live at exactly h's generation, once
+ * ark__slots_insert_at_check(h) returned ARK_OK; sets its stamp and
+ * counts it (linking is the caller's). Errors: ARK_ENOMEM only; nothing
+ * changes on error. */
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot);
-
-/* The status ark__slots_insert_at(h) would return but for ARK_ENOMEM,
- * changing nothing: a container that must allocate its own storage first
- * (a table's rows) calls it before, so a bad handle gets its own status. */
-ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
 
 /* ---- snapshots ---------------------------------------------------------- */
 
