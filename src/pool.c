@@ -422,7 +422,7 @@ size_t ark_pool_flush(ark_pool *p) {
 
 size_t ark_pool_count(const ark_pool *p) {
     assert(p != NULL);
-    return p->view.slots.count;
+    return ark__slots_count(&p->s);
 }
 
 ark_status ark_pool_reserve(ark_pool *p, size_t n) {

@@ -63,7 +63,6 @@ ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
     memset(s, 0, sizeof *s);
     v->ring = NULL;
     v->ring_cap = v->head = v->nfree = v->ring_dead = v->issued = 0;
-    v->count = 0;
     v->fast_stamp_max = 0;
     ark_status st = layout_init(&v->layout, cfg);
     if (st != ARK_OK) {
@@ -155,7 +154,6 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
         v->nfree--;
         p = ark__slot_at(v, i);
         *ark__stamp(p) = *ark__next_gen(p) + 1;
-        v->count++;
         *index = i;
     }
     *slot = p;
@@ -163,7 +161,8 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
 }
 
 ark_status ark__slots_reserve(ark__slots *s, size_t n) {
-    if (n <= s->v->count) {
+    size_t count = ark__slots_count(s);
+    if (n <= count) {
         return ARK_OK;
     }
     /* An insert takes a fresh slot while fewer than ARK_REUSE_DELAY are
@@ -172,7 +171,7 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
      * queue while fresh ones are taken, so room for that many more (less
      * those queued now) covers any order of inserts and removals that
      * keeps the count at most n (until slots retire). */
-    uint64_t need = (uint64_t)n - s->v->count;
+    uint64_t need = (uint64_t)n - count;
     if (need > s->limit - s->v->issued + s->v->nfree) {
         return ARK_EFULL;
     }
@@ -211,7 +210,7 @@ static ark_status mark(ark__slots *s, bool doomed, uint64_t i, char *slot) {
         return st;
     }
     *ark__stamp(slot) = 0;
-    s->v->count--;
+    s->held++;
     s->ops->unlink(s->owner, i);
     return ARK_OK;
 }
@@ -231,6 +230,7 @@ static void finish(ark__slots *s, uint64_t i, uint32_t gen, bool hook) {
     *ark__stamp(slot) = 0;
     s->ops->drop(s->owner, slot);
     ark__slots_free(s, i, slot, gen);
+    s->held--;
 }
 
 static void finish_entry(ark__slots *s, uint64_t entry, bool hook) {
@@ -255,7 +255,7 @@ void ark__slots_refresh_fast(ark__slots *s) {
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     if (!s->has_hook) {
         uint32_t gen = *ark__stamp(slot) - 1;
-        s->v->count--;
+        s->held++;
         s->ops->unlink(s->owner, i);
         finish(s, i, gen, false);
         return ARK_OK;
@@ -268,7 +268,7 @@ ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     }
     uint32_t gen = *ark__stamp(slot) - 1;
     s->draining = true;
-    s->v->count--;
+    s->held++;
     s->ops->unlink(s->owner, i);
     finish(s, i, gen, true);
     drain_doomed(s);
@@ -325,12 +325,12 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     s->draining = true;
     bool hook = run_hook && s->has_hook;
     /* Hooks may insert: repeat until a pass finds nothing. */
-    while (s->v->count > 0 || s->npending > 0) {
+    while (ark__slots_count(s) > 0 || s->npending > 0) {
         uint64_t i = 0;
         while ((i = s->ops->next_live(s->owner, i + 1)) != 0) {
             char *slot = ark__slot_at(s->v, i);
             uint32_t gen = *ark__stamp(slot) - 1;
-            s->v->count--;
+            s->held++;
             s->ops->unlink(s->owner, i);
             finish(s, i, gen, hook);
             drain_doomed(s);
@@ -463,10 +463,15 @@ ark_status ark__slots_validate(const ark__slots *s,
         return ARK_ECORRUPT;
     }
     if (v->cap == 0) { /* nothing stored yet: slot 0 only, never issued */
-        return s->v->issued == 1 && s->v->count == 0 && s->v->nfree == 0 &&
+        return s->v->issued == 1 && s->held == 0 && s->v->nfree == 0 &&
                        s->npending == 0 && s->ndoomed == 0
                    ? ARK_OK
                    : ARK_ECORRUPT;
+    }
+    /* held: the marked slots still listed, and the one whose hook runs */
+    if (s->held != (s->npending - s->pending_done) +
+                       (s->ndoomed - s->doomed_done) + (s->dying != 0)) {
+        return ARK_ECORRUPT;
     }
     if (s->v->issued > v->cap || v->cap > s->limit ||
         s->v->ring_cap + 1 < s->v->issued ||
@@ -490,7 +495,7 @@ ark_status ark__slots_validate(const ark__slots *s,
             return ARK_ECORRUPT;
         }
     }
-    if (live != s->v->count) {
+    if (live != ark__slots_count(s)) {
         return ARK_ECORRUPT;
     }
     /* Scratch for a diagnostic: plain calloc, so tests that count the
@@ -679,7 +684,6 @@ ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
     }
     char *p = ark__slot_at(s->v, i);
     *ark__stamp(p) = gen + 1;
-    s->v->count++;
     *index = i;
     *slot = p;
     return ARK_OK;
@@ -699,7 +703,7 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
     hd->tag_bits = l->tag_bits;
     hd->tag = l->tag_bits == 0 ? 0 : l->tag_high >> l->gen_bits;
     hd->issued = s->v->issued;
-    hd->live = s->v->count;
+    hd->live = ark__slots_count(s);
     hd->nfree = s->v->nfree;
     hd->npending = s->npending - s->pending_done;
     hd->retired = s->retired;
@@ -1362,6 +1366,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
         if (st != ARK_OK) {
             return st;
         }
+        s->held++;
         if (io->payload != 0) {
             ark__snap_get(in, slot + s->v->data_off, io->payload);
         }
@@ -1395,7 +1400,6 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
         return st;
     }
     s->v->issued = hd->issued;
-    s->v->count = (size_t)live;
     /* One bit per issued slot: justified, the slots have arrived. */
     size_t words = (size_t)((hd->issued + 63) >> 6);
     uint64_t *seen = ark__alloc(&s->alloc, words * sizeof *seen, 0);

@@ -531,7 +531,7 @@ ark_status ark_table_check(const ark_table *t, ark_handle h) {
 
 size_t ark_table_count(const ark_table *t) {
     assert(t != NULL);
-    return t->view.slots.count;
+    return ark__slots_count(&t->s);
 }
 
 ark_status ark_table_remove(ark_table *t, ark_handle h) {
@@ -556,11 +556,11 @@ void ark_table_clear(ark_table *t, bool table_run_hook) {
 
 ark_status ark_table_reserve(ark_table *t, size_t n) {
     assert(t != NULL);
-    if (n <= t->view.slots.count) {
+    if (n <= ark__slots_count(&t->s)) {
         return ARK_OK;
     }
     /* Marked rows keep their places until a flush. */
-    size_t marked = t->view.rows - t->view.slots.count;
+    size_t marked = t->view.rows - ark__slots_count(&t->s);
     if (n > t->max_cap - marked) {
         return ARK_EFULL;
     }
@@ -589,15 +589,13 @@ size_t ark__table_vm_rows(const ark_table *t) {
     return t->vm_base != NULL ? t->vm_rows : 0;
 }
 
-/* Every row's slot points back at it and is live or marked (or dying);
- * rows = live + marked + dying. */
+/* Every row's slot points back at it and is live or held (marked or
+ * dying, which the engine's validation checks); rows = live + held. */
 static ark_status validate_rows(const ark_table *t) {
     const ark__slots *s = &t->s;
     const ark__table_slot *slots = slot_array(t);
-    size_t marked = (s->npending - s->pending_done) +
-                    (s->ndoomed - s->doomed_done) + (s->dying != 0);
     if (t->cap % 8 != 0 || t->view.rows > t->cap ||
-        t->view.rows != s->v->count + marked) {
+        t->view.rows != ark__slots_count(s) + s->held) {
         return ARK_ECORRUPT;
     }
     for (size_t r = 0; r < t->view.rows; r++) {

@@ -198,9 +198,10 @@ typedef struct ark_handle_layout {
  * two >= issued - 1 and >= nfree + ring_dead) holds the free slots from
  * head on, oldest first, nfree of them plus ring_dead dead entries (see
  * insert_at in src/slots.h); slots [0, issued) were handed out once;
- * count excludes marked elements; a remove takes the inline path for a
- * live stamp up to fast_stamp_max (0 while a hook is set or dead entries
- * are queued).
+ * a remove takes the inline path for a live stamp up to fast_stamp_max
+ * (0 while a hook is set or dead entries are queued). There is no count
+ * here: the engine derives it from issued and nfree (src/slots.h), so the
+ * inline insert and remove keep one counter fewer in memory.
  */
 typedef struct ark__slot_view {
     ark_handle_layout layout;
@@ -216,7 +217,6 @@ typedef struct ark__slot_view {
     uint32_t *ring;
     uint64_t ring_cap, head, nfree, ring_dead;
     uint64_t issued;
-    size_t count;
 } ark__slot_view;
 
 /*
@@ -439,13 +439,12 @@ ark__slot_removable(const ark__slot_view *v, ark_handle h, uint64_t *index) {
 }
 
 /* Private: finish the inline removal of slot i, which the container has
- * unlinked and dropped: uncount it, free it with its stamp (generation +
- * 1) as its next generation, and queue it. */
+ * unlinked and dropped: free it with its stamp (generation + 1) as its
+ * next generation, and queue it. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
                                                     uint64_t i, char *slot) {
     uint32_t *w = (uint32_t *)(void *)slot;
     uint32_t stamp = w[0];
-    v->count--;
     w[0] = 0;
     w[1] = stamp;
     ark__slot_enqueue(v, i);
@@ -453,7 +452,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
 
 /* Private: the slot an insert takes with no call: the oldest free slot
  * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
- * ring room. Returns it stamped and counted, with its index in *index, or
+ * ring room. Returns it stamped (so counted), with its index in *index, or
  * NULL, having changed nothing, when the engine's general take must run
  * (growth, the end of the index space, dead ring entries). Linking it is
  * the container's business. */
@@ -491,7 +490,6 @@ ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fast(ark__slot_view *v,
         gen = 0;
     }
     *(uint32_t *)(void *)p = gen + 1;
-    v->count++;
     *index = i;
     return p;
 }
