@@ -199,11 +199,15 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
  * Errors: ARK_ENOMEM (a new page could not be allocated), ARK_EFULL (every
  * index is live, pending or retired). The pool is unchanged on error.
  */
-ARK_INLINE ark_status ark_pool_insert(ark_pool *p, const void *elem,
-                                      ark_handle *out) {
+ARK_ALWAYS_INLINE ARK_INLINE ark_status ark_pool_insert(ark_pool *p,
+                                                        const void *elem,
+                                                        ark_handle *out) {
     /* Inline, so that a loop of inserts runs without a call: a slot from
      * the queue or a fresh one (ark__pool_take), the copy; growth, large
-     * elements and the rest are out of line. */
+     * elements and the rest are out of line. Forced: GCC 12 -O2 judged it
+     * too big and called the library's copy from a user's loop, which cost
+     * 14% (bench_pool, 1M inserts 5.1-5.3 -> 4.4-4.6 ns, 10M 9.8-9.9 ->
+     * 8.3-8.6; docs/pool.md). */
     ark__pool_view *v = ark__pool_view_mut(p);
     uint64_t i;
     char *slot = ark__pool_take(v, &i);
@@ -474,33 +478,38 @@ ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
  * docs/pool.md, "Layout and cost"). */
 #define ARK__POOL_AHEAD 4096
 
-/* Advance to the next live element. In a word with holes each step takes
- * the lowest bit left (the bits are taken when the walk enters the word,
- * so a step depends on the last only through one bit-clear, and a hole
- * costs no branch). A word whose 64 slots were all live when the walk
- * entered it is walked by address, one stride a step, without the bit
- * arithmetic: dense iteration measured 20-25% less time for it at
- * 100K-1M elements and 10% at 10M, with 1% or 10% holes the same. Either way
- * the slot's stamp is checked: a slot removed since the walk entered its word
- * reads 0 and is skipped. */
+/* Advance to the next live element. A word whose 64 slots were all live
+ * when the walk entered it is walked by address, one stride a step,
+ * without the bit arithmetic: dense iteration measured 20-25% less time
+ * for it at 100K-1M elements and 10% at 10M. In a word with holes each
+ * step takes the lowest bit left (the bits are taken when the walk enters
+ * the word, so a step depends on the last only through one bit-clear, and
+ * a hole costs no branch). The full-word case is tested first, so that
+ * its steps are one short stretch of code with one taken branch: tested
+ * second, a dense walk's speed depended on where the linker put the
+ * user's loop (the same instructions at another address took the 100K
+ * churn walk from 67 to 84 us); first, 58-60 us at every address tried,
+ * for 0.79 -> 0.89 ns an element with 10% holes (docs/pool.md). Either
+ * way the slot's stamp is checked: a slot removed since the walk entered
+ * its word reads 0 and is skipped. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
     for (;;) {
-        uint64_t bits = it->bits;
-        if (bits != 0) {
-            unsigned b = ark__ctz64(bits);
-            it->bits = bits & (bits - 1);
-            char *slot = it->base + (size_t)b * it->stride;
+        if (it->left != 0) {
+            unsigned b = 64 - it->left--;
+            char *slot = it->next;
             ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
+            it->next = slot + it->stride;
             uint32_t stamp = *(const uint32_t *)(const void *)slot;
             if (ARK_LIKELY(stamp != 0)) {
                 ark__pool_iter_at(it, slot, b, stamp);
                 return;
             }
-        } else if (it->left != 0) {
-            unsigned b = 64 - it->left--;
-            char *slot = it->next;
+        } else if (it->bits != 0) {
+            uint64_t bits = it->bits;
+            unsigned b = ark__ctz64(bits);
+            it->bits = bits & (bits - 1);
+            char *slot = it->base + (size_t)b * it->stride;
             ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
-            it->next = slot + it->stride;
             uint32_t stamp = *(const uint32_t *)(const void *)slot;
             if (ARK_LIKELY(stamp != 0)) {
                 ark__pool_iter_at(it, slot, b, stamp);
