@@ -196,7 +196,7 @@ template <class T> class pool {
      * Copy v into a new element and return its handle, or the null handle
      * (last_status() ARK_ENOMEM or ARK_EFULL; the pool is unchanged).
      */
-    handle_type
+    ARK_ALWAYS_INLINE handle_type
     insert(const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) {
         if constexpr (std::is_trivially_copyable_v<T>) {
             assert(p_ != nullptr);
