@@ -234,7 +234,7 @@ template <class T> class pool {
             return handle_type();
         }
         ark_handle h = ARK_NULL_HANDLE;
-        void *m = ark_pool_alloc(p_, &h);
+        void *m = take_fast(&h);
         if (m == nullptr) {
             m = take_slow(&h);
             if (m == nullptr) {
@@ -452,9 +452,23 @@ template <class T> class pool {
     }
 
   private:
-    /* ark_pool_alloc failed: learn why (it returns no status) by trying
-     * ark_pool_insert with zero bytes, which fails the same way or, if the
-     * failure was transient, takes a slot we then build in. */
+    /* A slot for emplace from pool.h's inline take, with no call and no
+     * zeroing (the element is built in it next), or nullptr when the
+     * general path must run (growth, elements over 64 bytes, the rest). */
+    void *take_fast(ark_handle *h) noexcept {
+        ark__pool_view *v = ark__pool_view_mut(p_);
+        uint64_t i;
+        char *slot = ark__pool_take(v, &i);
+        if (slot == nullptr) {
+            return nullptr;
+        }
+        *h = ark__slot_handle(&v->slots, i, slot);
+        return slot + v->slots.data_off;
+    }
+
+    /* take_fast found no slot: learn why by trying ark_pool_insert with
+     * zero bytes, which fails the same way or takes a slot through the
+     * general path, which we then build in. */
     void *take_slow(ark_handle *h) noexcept {
         last_ = ark_pool_insert(p_, detail::zero_block<sizeof(T)>::bytes, h);
         return last_ == ARK_OK ? ark_pool_get(p_, *h) : nullptr;

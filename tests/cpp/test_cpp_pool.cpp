@@ -304,11 +304,10 @@ void failing_free_fn(void *ctx, void *p, size_t size) {
 } // namespace
 
 TEST(pool_allocation_failure_sweep) {
-    /* Fail the k-th allocation for every k: creation reports ENOMEM; an
-     * insert whose allocation fails once is retried once by the wrapper
-     * (ark_pool_alloc returns no status, ark_pool_insert is asked why), so
-     * it fails only if the retry fails too. Nothing leaks, every element
-     * built is destroyed once. */
+    /* Fail the k-th allocation for every k: creation reports ENOMEM; the
+     * insert whose growth fails returns the null handle with ENOMEM,
+     * builds nothing and changes nothing, and the next one works. Nothing
+     * leaks, every element built is destroyed once. */
     bool finished = false;
     for (uint64_t k = 1; k < 200 && !finished; k++) {
         test_allocator ta;
@@ -324,12 +323,23 @@ TEST(pool_allocation_failure_sweep) {
                 CHECK_EQ(ta.failures, 1);
                 continue;
             }
+            size_t failed = 0;
             for (int i = 0; i < 3000; i++) {
+                size_t before = p.size();
+                long built = g_counts.live();
                 auto h = i % 2 ? p.emplace(i) : p.insert(counted(i));
-                CHECK(h);
+                if (!h) {
+                    CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                    CHECK_EQ(p.size(), before);
+                    CHECK_EQ(g_counts.live(), built);
+                    failed++;
+                    continue;
+                }
+                CHECK_STATUS(p.last_status(), ARK_OK);
                 CHECK_EQ(p.get(h)->id, i);
             }
-            CHECK_EQ(p.size(), 3000);
+            CHECK_EQ(failed, (size_t)ta.failures);
+            CHECK_EQ(p.size(), 3000 - failed);
             finished = ta.failures == 0;
         }
         CHECK_EQ(g_counts.live(), 0);
