@@ -560,7 +560,7 @@ ark_status ark_table_reserve(ark_table *t, size_t n) {
         return ARK_OK;
     }
     /* Marked rows keep their places until a flush. */
-    size_t marked = t->view.rows - ark__slots_count(&t->s);
+    size_t marked = t->s.held;
     if (n > t->max_cap - marked) {
         return ARK_EFULL;
     }
