@@ -92,7 +92,7 @@ inline bool deferred_take(const void *elem) noexcept {
     return false;
 }
 
-/* N readable zero bytes (ark_pool_insert's source in pool::take_slow). */
+/* N readable zero bytes (the insert's source in pool::take_slow). */
 template <size_t N> struct zero_block {
     static constexpr unsigned char bytes[N] = {};
 };
@@ -466,11 +466,13 @@ template <class T> class pool {
         return slot + v->slots.data_off;
     }
 
-    /* take_fast found no slot: learn why by trying ark_pool_insert with
-     * zero bytes, which fails the same way or takes a slot through the
-     * general path, which we then build in. */
+    /* take_fast found no slot: the general path of ark_pool_insert (out
+     * of line; the inline take would only fail again) with zero bytes,
+     * which grows the pool or says why it cannot; we then build in the
+     * slot it took. */
     void *take_slow(ark_handle *h) noexcept {
-        last_ = ark_pool_insert(p_, detail::zero_block<sizeof(T)>::bytes, h);
+        last_ =
+            ark__pool_insert_slow(p_, detail::zero_block<sizeof(T)>::bytes, h);
         return last_ == ARK_OK ? ark_pool_get(p_, *h) : nullptr;
     }
 
