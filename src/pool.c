@@ -34,6 +34,8 @@ ARK_API extern inline ark_status ark_pool_insert(ark_pool *p, const void *elem,
 ARK_API extern inline ark_status ark_pool_remove(ark_pool *p, ark_handle h);
 ARK_INLINE_API extern inline ark__pool_view *ark__pool_view_mut(ark_pool *p);
 ARK_INLINE_API extern inline void ark__pool_link(ark__pool_view *v, uint64_t i);
+ARK_INLINE_API extern inline char *ark__pool_take_any(ark__pool_view *v,
+                                                      uint64_t *i);
 ARK_INLINE_API extern inline char *ark__pool_take(ark__pool_view *v,
                                                   uint64_t *i);
 ARK_INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,

@@ -152,20 +152,28 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_unlink(ark__pool_view *v,
     v->live[i >> 6] &= keep << k | keep >> ((64 - k) & 63);
 }
 
-/* Private: the common case of insert and alloc, with no call: a slot from
- * the engine's fast take for an element of at most ARK__INLINE_ELEM_MAX
- * bytes, its live bit set; NULL (nothing changed) when the general path
- * must run (growth, large elements, the rest). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take(ark__pool_view *v,
-                                                  uint64_t *i) {
-    if (v->elem_size > ARK__INLINE_ELEM_MAX) {
-        return NULL;
-    }
+/* Private: a slot from the engine's fast take with its live bit set, of
+ * any element size (ark.hpp's insert and emplace, which know the size when
+ * compiled); NULL (nothing changed) when the general path must run
+ * (growth, the rest). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take_any(ark__pool_view *v,
+                                                      uint64_t *i) {
     char *slot = ark__slot_take_fast(&v->slots, i);
     if (slot != NULL) {
         ark__pool_link(v, *i);
     }
     return slot;
+}
+
+/* Private: the common case of insert and alloc, with no call: as
+ * ark__pool_take_any for an element of at most ARK__INLINE_ELEM_MAX bytes
+ * (what the inline copy takes); NULL for larger ones. */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take(ark__pool_view *v,
+                                                  uint64_t *i) {
+    if (v->elem_size > ARK__INLINE_ELEM_MAX) {
+        return NULL;
+    }
+    return ark__pool_take_any(v, i);
 }
 
 /* Private: insert and remove past their inline paths (src/pool.c). */

@@ -199,9 +199,21 @@ template <class T> class pool {
     ARK_ALWAYS_INLINE handle_type
     insert(const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) {
         if constexpr (std::is_trivially_copyable_v<T>) {
+            /* ark_pool_insert's inline path, with sizeof(T) known here:
+             * no size test, and the copy's branches on the size resolved
+             * when compiled. */
             assert(p_ != nullptr);
-            ark_handle h = ARK_NULL_HANDLE;
-            last_ = ark_pool_insert(p_, std::addressof(v), &h);
+            ark_handle h;
+            void *m = take_fast(&h);
+            if (m == nullptr) {
+                return insert_slow(v);
+            }
+            if constexpr (sizeof(T) <= ARK__INLINE_ELEM_MAX) {
+                ark__copy_in(m, std::addressof(v), sizeof(T));
+            } else {
+                std::memcpy(m, std::addressof(v), sizeof(T));
+            }
+            last_ = ARK_OK;
             return handle_type(h);
         } else {
             return emplace(v);
@@ -452,13 +464,13 @@ template <class T> class pool {
     }
 
   private:
-    /* A slot for emplace from pool.h's inline take, with no call and no
-     * zeroing (the element is built in it next), or nullptr when the
-     * general path must run (growth, elements over 64 bytes, the rest). */
-    void *take_fast(ark_handle *h) noexcept {
+    /* A slot for insert and emplace from pool.h's inline take, with no
+     * call and no zeroing (the element is built or copied in it next), or
+     * nullptr when the general path must run (growth, the rest). */
+    ARK_ALWAYS_INLINE void *take_fast(ark_handle *h) noexcept {
         ark__pool_view *v = ark__pool_view_mut(p_);
         uint64_t i;
-        char *slot = ark__pool_take(v, &i);
+        char *slot = ark__pool_take_any(v, &i);
         if (slot == nullptr) {
             return nullptr;
         }
@@ -474,6 +486,14 @@ template <class T> class pool {
         last_ =
             ark__pool_insert_slow(p_, detail::zero_block<sizeof(T)>::bytes, h);
         return last_ == ARK_OK ? ark_pool_get(p_, *h) : nullptr;
+    }
+
+    /* take_fast found no slot: ark_pool_insert's general path (growth,
+     * or why it cannot), out of line. */
+    handle_type insert_slow(const T &v) noexcept {
+        ark_handle h = ARK_NULL_HANDLE;
+        last_ = ark__pool_insert_slow(p_, std::addressof(v), &h);
+        return handle_type(h);
     }
 
     void reset() noexcept {

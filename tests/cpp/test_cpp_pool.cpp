@@ -284,10 +284,22 @@ TEST(pool_full_index_space_runs_no_constructor) {
 namespace {
 /* An allocator that fails every allocation once armed (test_allocator
  * fails only the k-th): the pool's retry cannot hide the failure. */
+void *failing_alloc_fn(void *ctx, size_t size, size_t align);
+void failing_free_fn(void *ctx, void *p, size_t size);
 struct failing_alloc {
     ark_allocator base;
     test_allocator *inner;
     uint64_t left; /* allocations still allowed */
+    failing_alloc(test_allocator *ta, uint64_t allowed)
+        : base{failing_alloc_fn, failing_free_fn, this}, inner(ta),
+          left(allowed) {}
+    failing_alloc(const failing_alloc &) = delete;
+    /* Options for a pool that allocates through this. */
+    ark::pool_options options() {
+        ark::pool_options o;
+        o.allocator = &base;
+        return o;
+    }
 };
 void *failing_alloc_fn(void *ctx, size_t size, size_t align) {
     failing_alloc *f = static_cast<failing_alloc *>(ctx);
@@ -353,14 +365,10 @@ TEST(pool_allocation_failure_sweep) {
     for (uint64_t allowed = 0; allowed < 12; allowed++) {
         test_allocator ta;
         test_allocator_init(&ta);
-        failing_alloc fa{
-            {failing_alloc_fn, failing_free_fn, nullptr}, &ta, allowed};
-        fa.base.ctx = &fa;
+        failing_alloc fa(&ta, allowed);
         g_counts = counts{};
         {
-            ark::pool_options o;
-            o.allocator = &fa.base;
-            ark::pool<counted> p(o);
+            ark::pool<counted> p(fa.options());
             if (!p.ok()) {
                 CHECK_STATUS(p.last_status(), ARK_ENOMEM);
                 continue;
@@ -386,6 +394,78 @@ TEST(pool_allocation_failure_sweep) {
             CHECK_STATUS(p.last_status(), ARK_OK);
         }
         CHECK_EQ(g_counts.live(), 0);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees, 0);
+    }
+}
+
+TEST(pool_trivial_insert_copies_and_fails_cleanly) {
+    /* insert of a trivially copyable T takes its own inline path: a copy
+     * of sizeof(T) bytes (word by word up to 64 bytes, memcpy past that),
+     * and the general path when the pool must grow. Every byte arrives;
+     * a growth that fails returns the null handle with ENOMEM and changes
+     * nothing; the next insert, with memory again, works. */
+    struct big {
+        unsigned char bytes[72];
+    };
+    static_assert(std::is_trivially_copyable_v<big> && sizeof(big) > 64);
+    ark::pool<big> w;
+    CHECK(w.ok());
+    std::vector<ark::handle<big>> hs;
+    for (int i = 0; i < 3000; i++) {
+        big x;
+        for (int b = 0; b < 72; b++) {
+            x.bytes[b] = (unsigned char)(i * 7 + b);
+        }
+        hs.push_back(w.insert(x));
+        CHECK(hs.back());
+        CHECK_STATUS(w.last_status(), ARK_OK);
+    }
+    for (int i = 0; i < 3000; i++) {
+        const big *x = w.get(hs[(size_t)i]);
+        CHECK(x != nullptr);
+        for (int b = 0; b < 72; b++) {
+            CHECK_EQ(x->bytes[b], (unsigned char)(i * 7 + b));
+        }
+    }
+
+    for (uint64_t allowed = 0; allowed < 12; allowed++) {
+        test_allocator ta;
+        test_allocator_init(&ta);
+        failing_alloc fa(&ta, allowed);
+        {
+            ark::pool<vec2> p(fa.options());
+            if (!p.ok()) {
+                CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                continue;
+            }
+            size_t fails = 0;
+            float f = 0;
+            for (int i = 0; i < 1000000 && fails < 3; i++, f++) {
+                size_t before = p.size();
+                auto h = p.insert(vec2{f, -f});
+                if (!h) {
+                    CHECK_STATUS(p.last_status(), ARK_ENOMEM);
+                    CHECK_EQ(p.size(), before);
+                    fails++;
+                    continue;
+                }
+                CHECK_STATUS(p.last_status(), ARK_OK);
+                CHECK(p.get(h)->x == f && p.get(h)->y == -f);
+            }
+            CHECK_EQ(fails, 3);
+            fa.left = UINT64_MAX;
+            auto h = p.insert(vec2{1.5f, -1.5f});
+            CHECK(h);
+            CHECK_STATUS(p.last_status(), ARK_OK);
+            CHECK(p.get(h)->x == 1.5f && p.get(h)->y == -1.5f);
+            size_t seen = 0;
+            for (const vec2 &e : p) {
+                CHECK(e.y == -e.x);
+                seen++;
+            }
+            CHECK_EQ(seen, p.size());
+        }
         CHECK_EQ(ta.live_blocks, 0);
         CHECK_EQ(ta.bad_frees, 0);
     }
