@@ -13,7 +13,8 @@
  * flush's return, and that each removed element gets exactly one
  * on_remove. Any 64-bit value from the input is sealed and unsealed
  * (unseal(seal(x)) == x) and what unseal gives is checked like any
- * handle. Allocation failures are injected on demand.
+ * handle. A pool's slots are also given back unbuilt (ark__pool_discard,
+ * no hook), from hooks too. Allocation failures are injected on demand.
  *
  * Input: container/allocator byte, layout byte, tag byte, seal key byte,
  * then operations; a hook takes one byte from the input when it runs.
@@ -257,6 +258,18 @@ static void remove_id(uint16_t id, bool later) {
     }
 }
 
+/* Pool only: give id's slot back at once with no hook (ark.hpp's unbuilt
+ * element); the one whose hook runs is left alone. */
+static void discard_id(uint16_t id) {
+    uint8_t was = m.st[id];
+    ark_status want = was == ST_LIVE || was == ST_DYING ? ARK_OK : ARK_ESTALE;
+    FUZZ_REQUIRE(ark__pool_discard(m.p, m.h[id]) == want);
+    if (was == ST_LIVE) {
+        m.nlive--;
+        gone(id);
+    }
+}
+
 /* An id from the input (0 = none). */
 static uint16_t pick(void) {
     if (m.nids <= 1) {
@@ -314,8 +327,11 @@ static void on_remove(void *elem, ark_handle h, void *user) {
     }
     if (a & 0x40) { /* anyone, live or not */
         uint16_t other = pick();
-        if (other != 0) {
-            remove_id(other, fuzz_u8(m.in) & 1);
+        uint8_t b = other != 0 ? fuzz_u8(m.in) : 0;
+        if (other != 0 && (b & 2) && !m.is_table) {
+            discard_id(other);
+        } else if (other != 0) {
+            remove_id(other, b & 1);
         }
     }
     if ((a & 0x80) && m.budget > 0) {
@@ -477,6 +493,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t n = fuzz_u8(&in) * 4;
             ark_status s = c_reserve(n);
             FUZZ_REQUIRE(s == ARK_OK || s == ARK_EFULL || s == ARK_ENOMEM);
+            break;
+        }
+        case 10: { /* discard (pool) */
+            uint16_t id = pick();
+            if (id != 0 && !m.is_table) {
+                discard_id(id);
+            }
             break;
         }
         default:

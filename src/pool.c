@@ -412,6 +412,11 @@ ark_status ark__pool_remove_slow(ark_pool *p, ark_handle h) {
     return ark__slots_remove_general(&p->s, h);
 }
 
+ark_status ark__pool_discard(ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    return ark__slots_discard(&p->s, h);
+}
+
 ark_status ark_pool_remove_later(ark_pool *p, ark_handle h) {
     assert(p != NULL);
     return ark__slots_remove_later(&p->s, h);

@@ -252,12 +252,17 @@ void ark__slots_refresh_fast(ark__slots *s) {
         s->has_hook || s->v->ring_dead != 0 ? 0 : s->v->layout.gen_max;
 }
 
+/* Unlink live slot i and finish it now, its hook run or not. */
+static void remove_now(ark__slots *s, uint64_t i, char *slot, bool hook) {
+    uint32_t gen = *ark__stamp(slot) - 1;
+    s->held++;
+    s->ops->unlink(s->owner, i);
+    finish(s, i, gen, hook);
+}
+
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     if (!s->has_hook) {
-        uint32_t gen = *ark__stamp(slot) - 1;
-        s->held++;
-        s->ops->unlink(s->owner, i);
-        finish(s, i, gen, false);
+        remove_now(s, i, slot, false);
         return ARK_OK;
     }
     if (i == s->dying) {
@@ -266,13 +271,21 @@ ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     if (s->draining) {
         return mark(s, true, i, slot);
     }
-    uint32_t gen = *ark__stamp(slot) - 1;
     s->draining = true;
-    s->held++;
-    s->ops->unlink(s->owner, i);
-    finish(s, i, gen, true);
+    remove_now(s, i, slot, true);
     drain_doomed(s);
     s->draining = false;
+    return ARK_OK;
+}
+
+ark_status ark__slots_discard(ark__slots *s, ark_handle h) {
+    uint64_t i;
+    char *slot;
+    ark_status st = ark__slots_find(s, h, &i, &slot);
+    if (st != ARK_OK || i == s->dying) {
+        return st;
+    }
+    remove_now(s, i, slot, false);
     return ARK_OK;
 }
 
@@ -328,11 +341,7 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     while (ark__slots_count(s) > 0 || s->npending > 0) {
         uint64_t i = 0;
         while ((i = s->ops->next_live(s->owner, i + 1)) != 0) {
-            char *slot = ark__slot_at(s->v, i);
-            uint32_t gen = *ark__stamp(slot) - 1;
-            s->held++;
-            s->ops->unlink(s->owner, i);
-            finish(s, i, gen, hook);
+            remove_now(s, i, ark__slot_at(s->v, i), hook);
             drain_doomed(s);
         }
         drain_pending(s, hook);

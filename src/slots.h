@@ -239,6 +239,12 @@ static inline ark_status ark__slots_remove(ark__slots *s, ark__slot_view *v,
     return ARK_OK;
 }
 
+/* Free the live slot h names at once, with no hook, even while hooks run
+ * (then nothing is marked, so nothing can fail): for a slot its taker
+ * gives back unbuilt (ark.hpp, when a constructor throws). Errors: as
+ * find; the slot whose hook is running is left alone (ARK_OK). */
+ark_status ark__slots_discard(ark__slots *s, ark_handle h);
+
 /* Mark h for the next flush: invisible at once, storage kept.
  * Errors: as find, ARK_ENOMEM. */
 ark_status ark__slots_remove_later(ark__slots *s, ark_handle h);

@@ -319,6 +319,82 @@ TEST(clear_runs_hooks_once_and_stales_handles) {
     free(log);
 }
 
+/* A hook that, for the element of value 1, takes a slot and gives it back
+ * unbuilt (as ark.hpp does when a constructor throws), and tries to
+ * discard itself; it records what it saw. */
+typedef struct discard_ctx {
+    hook_log log;
+    ark_pool *p;
+    ark_status own, taken, after;
+    size_t count_before, count_after;
+} discard_ctx;
+
+static void discard_in_hook(void *elem, ark_handle h, void *user) {
+    discard_ctx *c = user;
+    log_remove(elem, h, &c->log);
+    if (((const item *)elem)->value != 1) {
+        return;
+    }
+    c->own = ark__pool_discard(c->p, h); /* the dying slot: left alone */
+    ark_handle t = ARK_NULL_HANDLE;
+    item *x = ark_pool_alloc(c->p, &t);
+    if (x == NULL) {
+        c->taken = ARK_ENOMEM;
+        return;
+    }
+    x->value = 99;
+    c->count_before = ark_pool_count(c->p);
+    c->taken = ark__pool_discard(c->p, t);
+    c->count_after = ark_pool_count(c->p);
+    c->after = ark_pool_check(c->p, t);
+}
+
+TEST(discard_frees_at_once_without_the_hook_even_inside_one) {
+    for (int how = 0; how < 3; how++) {
+        discard_ctx *c = calloc(1, sizeof *c);
+        CHECK(c != NULL);
+        ark_pool_config cfg = {.elem_size = sizeof(item),
+                               .elem_align = 8,
+                               .on_remove = discard_in_hook,
+                               .user = c};
+        ark_pool *p = c->p = make_pool(&cfg);
+        CHECK(p != NULL);
+        ark_handle h[3];
+        for (uint64_t i = 0; i < 3; i++) {
+            item it = {i, 0};
+            CHECK_OK(ark_pool_insert(p, &it, &h[i]));
+        }
+        /* Outside a hook: freed at once, no hook, the handle stale. */
+        ark_handle t;
+        CHECK(ark_pool_alloc(p, &t) != NULL);
+        CHECK_OK(ark__pool_discard(p, t));
+        CHECK_EQ(c->log.total, 0);
+        CHECK_STATUS(ark_pool_check(p, t), ARK_ESTALE);
+        CHECK_STATUS(ark__pool_discard(p, t), ARK_ESTALE);
+        CHECK_EQ(ark_pool_count(p), 3);
+        /* Inside element 1's hook, by remove, flush and clear. */
+        if (how == 0) {
+            CHECK_OK(ark_pool_remove(p, h[1]));
+        } else if (how == 1) {
+            CHECK_OK(ark_pool_remove_later(p, h[1]));
+            CHECK_EQ(ark_pool_flush(p), 1);
+        } else {
+            ark_pool_clear(p, true);
+        }
+        CHECK_OK(c->own);
+        CHECK_OK(c->taken);
+        CHECK_EQ(c->count_after + 1, c->count_before);
+        CHECK_STATUS(c->after, ARK_ESTALE);
+        CHECK_EQ(c->log.calls[99], 0); /* never hooked */
+        CHECK_EQ(c->log.calls[1], 1);
+        CHECK_EQ(c->log.total, how == 2 ? 3u : 1u);
+        CHECK_EQ(ark_pool_count(p), how == 2 ? 0u : 2u);
+        CHECK_OK(ark__pool_validate(p));
+        ark_pool_destroy(p);
+        free(c);
+    }
+}
+
 TEST(handle_of_rejects_foreign_addresses) {
     ark_pool_config cfg = {.elem_size = sizeof(item), .elem_align = 8};
     ark_pool *p = make_pool(&cfg);

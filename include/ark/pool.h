@@ -181,6 +181,11 @@ ARK_API ark_status ark__pool_insert_slow(ark_pool *p, const void *elem,
                                          ark_handle *out);
 ARK_API ark_status ark__pool_remove_slow(ark_pool *p, ark_handle h);
 
+/* Private: give back the slot of an element never built, at once and with
+ * no on_remove, even from inside a hook (ark.hpp's emplace, when the
+ * constructor throws). ARK_OK, or why h is not live. */
+ARK_API ark_status ark__pool_discard(ark_pool *p, ark_handle h);
+
 /*
  * Create a pool. *out is set only on success.
  * Errors: ARK_EINVAL (elem_size 0, elem_align not a power of two, bad

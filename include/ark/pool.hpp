@@ -32,79 +32,13 @@ struct pool_options {
 
 namespace detail {
 
-/* The element a throwing constructor left unbuilt while its slot is given
- * back: the removal hook must not destroy it. Set only around that one
- * removal, on the thread that makes it (the hook runs on the same
- * thread). Defined and checked whether or not exceptions are enabled, so
- * translation units built with and without them agree (one definition). */
-inline thread_local const void *unbuilt_elem = nullptr;
-
-/* Removal hooks (destroy_elem) running on this thread. */
-inline thread_local unsigned hooks_running = 0;
-
-/* Unbuilt elements whose slots were given back while a hook ran: the pool
- * may then only mark the slot and free it, hook and all, once the running
- * hook returns, after unbuilt_elem is reset; that hook skips them here.
- * Trivial, so reading it costs no thread-local guard; its array exists
- * only while an emplace inside a hook is under way or entries wait. */
-struct unbuilt_list {
-    const void **v;
-    size_t n, cap;
-};
-inline thread_local unbuilt_list deferred_unbuilt = {nullptr, 0, 0};
-
-/* Room for one more deferred entry, taken before the slot so that the
- * guard never allocates; false when memory is short. */
-inline bool deferred_reserve() noexcept {
-    unbuilt_list &d = deferred_unbuilt;
-    if (d.n < d.cap) {
-        return true;
-    }
-    size_t cap = d.cap == 0 ? 4 : 2 * d.cap;
-    void *v = std::realloc(static_cast<void *>(d.v), cap * sizeof *d.v);
-    if (v == nullptr) {
-        return false;
-    }
-    d.v = static_cast<const void **>(v);
-    d.cap = cap;
-    return true;
-}
-
-/* Free the array once nothing waits in it. */
-inline void deferred_trim() noexcept {
-    unbuilt_list &d = deferred_unbuilt;
-    if (d.n == 0) {
-        std::free(static_cast<void *>(d.v));
-        d = unbuilt_list{nullptr, 0, 0};
-    }
-}
-
-/* Forget elem if it waits; true if it did. */
-inline bool deferred_take(const void *elem) noexcept {
-    unbuilt_list &d = deferred_unbuilt;
-    for (size_t i = 0; i < d.n; i++) {
-        if (d.v[i] == elem) {
-            d.v[i] = d.v[--d.n];
-            deferred_trim();
-            return true;
-        }
-    }
-    return false;
-}
-
 /* N readable zero bytes (the insert's source in pool::take_slow). */
 template <size_t N> struct zero_block {
     static constexpr unsigned char bytes[N] = {};
 };
 
 template <class T> void destroy_elem(void *elem, ark_handle, void *) {
-    if (elem == unbuilt_elem ||
-        (deferred_unbuilt.n != 0 && deferred_take(elem))) {
-        return;
-    }
-    hooks_running++;
     static_cast<T *>(elem)->~T();
-    hooks_running--;
 }
 
 } // namespace detail
@@ -236,58 +170,31 @@ template <class T> class pool {
     handle_type emplace(Args &&...args) noexcept(
         std::is_nothrow_constructible_v<T, Args...>) {
         assert(p_ != nullptr);
-        /* Inside a removal hook a slot given back may only be marked, so
-         * the guard below lists it for the hook to skip later: room first,
-         * before anything is taken. */
-        bool in_hook = !std::is_nothrow_constructible_v<T, Args...> &&
-                       detail::hooks_running != 0;
-        if (in_hook && !detail::deferred_reserve()) {
-            last_ = ARK_ENOMEM;
-            return handle_type();
-        }
-        ark_handle h = ARK_NULL_HANDLE;
+        ark_handle h;
         void *m = take_fast(&h);
         if (m == nullptr) {
             m = take_slow(&h);
             if (m == nullptr) {
-                if (in_hook) {
-                    detail::deferred_trim();
-                }
                 return handle_type();
             }
         }
         last_ = ARK_OK;
         if constexpr (!std::is_nothrow_constructible_v<T, Args...>) {
             /* Without exceptions the guard is dead code the compiler
-             * drops; with them it gives the slot back on a throw. */
+             * drops; with them it gives the slot back on a throw, at once
+             * and with no removal hook (no ~T for what was never built),
+             * even from inside a hook. */
             struct unbuild {
                 ark_pool *p;
-                void *m;
                 ark_handle h;
-                bool in_hook;
                 ~unbuild() {
-                    if (m == nullptr) {
-                        if (in_hook) {
-                            detail::deferred_trim();
-                        }
-                    } else if (in_hook) {
-                        /* Known gap: if the pool cannot record this
-                         * removal (ARK_ENOMEM growing its list of removals
-                         * asked for by hooks), the slot stays live and
-                         * unbuilt until clear or destruction, which skip
-                         * it; iteration would show it. */
-                        detail::unbuilt_list &d = detail::deferred_unbuilt;
-                        d.v[d.n++] = m;
-                        ark_pool_remove(p, h);
-                    } else {
-                        detail::unbuilt_elem = m;
-                        ark_pool_remove(p, h);
-                        detail::unbuilt_elem = nullptr;
+                    if (p != nullptr) {
+                        ark__pool_discard(p, h);
                     }
                 }
-            } guard{p_, m, h, in_hook};
+            } guard{p_, h};
             ::new (m) T(std::forward<Args>(args)...);
-            guard.m = nullptr;
+            guard.p = nullptr;
             return handle_type(h);
         }
         ::new (m) T(std::forward<Args>(args)...);
