@@ -749,11 +749,6 @@ static inline void put_le32(unsigned char *d, uint32_t v) {
     d[3] = (unsigned char)(v >> 24);
 }
 
-static inline uint32_t get_le32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
 /* The slots from i on that lie at one stride from each other (the flat
  * part of the storage, or one slot past it): returns slot i, sets *stop
  * to the end of the run (at most end). */
@@ -1035,7 +1030,7 @@ static bool load_stamps_run(const ark__slot_view *v, load_pos *at, uint64_t end,
         char *slot = snap_run(v, i, end, &stop);
         for (; i < stop; i++, slot += stride) {
             ARK_PREFETCH_WRITE(slot + 2048);
-            uint32_t stamp = get_le32(buf + pos);
+            uint32_t stamp = ark__snap_le32(buf + pos);
             pos += 4;
             if (stamp == 0) {
                 continue;
@@ -1209,7 +1204,7 @@ static ark_status load_block_stamps(ark__snap_in *in, uint32_t *stamps,
     uint32_t first = stamps[0], differ = 0, bad = 0;
     size_t nlive = first != 0;
     for (size_t k = 1; k < n; k++) {
-        uint32_t x = get_le32(raw + 4 * (k - 1));
+        uint32_t x = ark__snap_le32(raw + 4 * (k - 1));
         stamps[k] = x;
         differ |= x ^ first;
         nlive += x != 0;

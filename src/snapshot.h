@@ -140,11 +140,16 @@ static inline void ark__snap_get(ark__snap_in *in, void *dst, size_t n) {
     }
 }
 
+/* The little-endian uint32 at b. */
+static inline uint32_t ark__snap_le32(const unsigned char *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+           (uint32_t)b[3] << 24;
+}
+
 static inline uint32_t ark__snap_get32(ark__snap_in *in) {
     unsigned char b[4];
     ark__snap_get(in, b, 4);
-    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-           (uint32_t)b[3] << 24;
+    return ark__snap_le32(b);
 }
 
 static inline uint64_t ark__snap_get64(ark__snap_in *in) {

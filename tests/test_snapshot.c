@@ -1308,3 +1308,67 @@ static void insert_at_allocation_failures(const kind *k) {
 }
 
 TEST_ON_BOTH(insert_at_allocation_failures)
+
+/* A short input claiming many wide rows. From a caller's allocator a
+ * table's load stages its rows and columns sections as they arrive, so no
+ * request is sized by the claim. Before 2026-11-24 every column was sized
+ * for every row (and zeroed) once the slots had arrived: here one request
+ * of 16 MiB for an input of a few KiB. */
+TEST(table_load_allocates_only_what_arrived) {
+    enum { NCOL = 4, ROWS = 64 };
+    size_t sizes[NCOL];
+    for (size_t k = 0; k < NCOL; k++) {
+        sizes[k] = ARK_TABLE_MAX_COLUMN_SIZE;
+    }
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_table_config cfg = {
+        .column_sizes = sizes, .ncolumns = NCOL, .allocator = &ta.base};
+    ark_table *t;
+    CHECK_OK(ark_table_create(&t, &cfg));
+    for (uint64_t i = 0; i < ROWS; i++) {
+        ark_handle h;
+        size_t r;
+        CHECK_OK(ark_table_insert(t, &h, &r));
+        for (size_t k = 0; k < NCOL; k++) {
+            unsigned char *c = ark_table_column(t, k);
+            c[r * sizes[k]] = (unsigned char)(i + k);
+        }
+    }
+    membuf m = {0};
+    ark_writer w = mem_writer(&m);
+    CHECK_OK(ark_table_save(t, &w));
+    ark_table_destroy(t);
+    size_t columns = (size_t)ROWS * NCOL * ARK_TABLE_MAX_COLUMN_SIZE;
+    CHECK(m.len > columns + 8);
+
+    /* The whole snapshot loads through the staged path. */
+    test_allocator tb;
+    test_allocator_init(&tb);
+    cfg.allocator = &tb.base;
+    ark_reader r = mem_reader(&m);
+    CHECK_OK(ark_table_load(&t, &cfg, &r));
+    CHECK_EQ(ark_table_count(t), ROWS);
+    for (size_t row = 0; row < ROWS; row++) {
+        for (size_t k = 0; k < NCOL; k++) {
+            const unsigned char *c = ark_table_column(t, k);
+            CHECK_EQ(c[row * sizes[k]], (unsigned char)(row + k));
+        }
+    }
+    ark_table_destroy(t);
+    CHECK_EQ(tb.live_blocks, 0);
+
+    /* Cut 64 KiB into the columns (past the reader's 16 KiB buffer):
+     * rejected, with no request near 16 MiB. */
+    size_t keep = m.len - 8 - columns + ((size_t)64 << 10);
+    membuf cut = {m.data, keep, keep, 0};
+    test_allocator tc;
+    test_allocator_init(&tc);
+    cfg.allocator = &tc.base;
+    r = mem_reader(&cut);
+    CHECK_STATUS(ark_table_load(&t, &cfg, &r), ARK_ECORRUPT);
+    CHECK(tc.max_request <= (size_t)256 << 10);
+    CHECK_EQ(tc.live_blocks, 0);
+    CHECK_EQ(tb.bad_frees + tc.bad_frees, 0);
+    mem_free(&m);
+}
