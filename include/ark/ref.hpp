@@ -9,6 +9,8 @@
 
 #include "ark/handle.hpp"
 
+#include <exception>
+
 namespace ark {
 
 /* ---- ref_ptr<T> -----------------------------------------------------------
@@ -432,37 +434,61 @@ template <class T> class refmap {
     /* Call fn(key, T *) (borrowed) on every entry until it returns false
      * (or on all of them if it returns void). fn is any callable: a
      * function, a function pointer or reference, a lambda, a const or
-     * non-const function object. fn must not change the map, nor throw:
-     * it runs inside the C walk, and unwinding through C code is
-     * undefined. */
+     * non-const function object. fn must not change the map. If fn
+     * throws, the walk stops there and the exception propagates from
+     * for_each (it is caught inside the C walk's callback and rethrown
+     * once the walk has returned: it never unwinds through C code). */
     template <class F> void for_each(F &&fn) const {
         if (m_ == nullptr) {
             return;
         }
-        /* The C callback gets fn through a pointer to a local pointer to
-         * it: a function's own address is no object pointer and does not
-         * convert to void *, a pointer object's address always does. */
+        /* The C callback gets fn (through a pointer: a function's own
+         * address is no object pointer) and the place for an exception. */
         using Fn = std::remove_reference_t<F>;
-        Fn *target = std::addressof(fn);
+        struct walk {
+            Fn *f;
+#if defined(__cpp_exceptions)
+            std::exception_ptr thrown;
+#endif
+        } w;
+        w.f = std::addressof(fn);
         ark_refmap_each(
             m_,
             [](uint64_t key, ark_ref *r, void *ud) -> bool {
-                Fn &f = **static_cast<Fn **>(ud);
-                if constexpr (std::is_void_v<
-                                  std::invoke_result_t<Fn &, uint64_t, T *>>) {
-                    std::invoke(f, key, detail::from_ref<T>(r));
-                    return true;
-                } else {
-                    return static_cast<bool>(
-                        std::invoke(f, key, detail::from_ref<T>(r)));
+                walk &x = *static_cast<walk *>(ud);
+#if defined(__cpp_exceptions)
+                try {
+                    return call_each(*x.f, key, detail::from_ref<T>(r));
+                } catch (...) {
+                    x.thrown = std::current_exception();
+                    return false;
                 }
+#else
+                return call_each(*x.f, key, detail::from_ref<T>(r));
+#endif
             },
-            &target);
+            &w);
+#if defined(__cpp_exceptions)
+        if (w.thrown) {
+            std::rethrow_exception(w.thrown);
+        }
+#endif
     }
 
     ark_refmap *c_refmap() const noexcept { return m_; }
 
   private:
+    /* fn(key, p); true to go on (fn returned void or something true). */
+    template <class Fn> static bool call_each(Fn &f, uint64_t key, T *p) {
+        if constexpr (std::is_void_v<
+                          std::invoke_result_t<Fn &, uint64_t, T *>>) {
+            std::invoke(f, key, p);
+            return true;
+        } else {
+            return static_cast<bool>(std::invoke(f, key, p));
+        }
+    }
+
     bool make() noexcept {
         if (m_ == nullptr) {
             last_ = ark_refmap_create(&m_, a_.get());

@@ -697,6 +697,41 @@ TEST(refmap_copy_allocation_failure) {
     CHECK_EQ(ta.live_blocks, 0);
 }
 
+#if defined(__cpp_exceptions)
+/* A for_each callback that throws: the walk stops at that entry (the
+ * exception is caught in the C walk's callback, which ends the walk, and
+ * rethrown once it has returned), the exception reaches the caller, and
+ * the map is unchanged and walks again. */
+TEST(exc_refmap_for_each_throw_stops_the_walk) {
+    ark::ref_ptr<sprite> a = ark::make_ref<sprite>(1);
+    {
+        ark::refmap<sprite> m;
+        for (uint64_t k = 0; k < 10; k++) {
+            CHECK_STATUS(m.insert(k, a.get()), ARK_OK);
+        }
+        int visits = 0;
+        bool caught = false;
+        try {
+            m.for_each([&](uint64_t, sprite *) {
+                if (++visits == 3) {
+                    throw visits;
+                }
+            });
+        } catch (int v) {
+            caught = v == 3;
+        }
+        CHECK(caught);
+        CHECK_EQ(visits, 3);
+        CHECK_EQ(m.size(), 10);
+        CHECK_EQ(a.use_count(), 11);
+        visits = 0;
+        m.for_each([&](uint64_t, sprite *) { visits++; });
+        CHECK_EQ(visits, 10);
+    }
+    CHECK_EQ(a.use_count(), 1);
+}
+#endif
+
 /* ---- mainq -------------------------------------------------------------- */
 
 namespace {
