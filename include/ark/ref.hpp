@@ -17,11 +17,14 @@ namespace ark {
  */
 
 namespace detail {
+/* The count of a const T is writable, as a shared_ptr<const T>'s control
+ * block is: it is the object's bookkeeping, not its value, and make_ref
+ * creates every object non-const. */
 template <class T> ark_ref *as_ref(T *p) noexcept {
     static_assert(std::is_standard_layout_v<T>,
                   "ark: T must be standard-layout with an ark_ref as its "
                   "first member");
-    return reinterpret_cast<ark_ref *>(p);
+    return reinterpret_cast<ark_ref *>(const_cast<std::remove_cv_t<T> *>(p));
 }
 template <class T> T *from_ref(ark_ref *r) noexcept {
     return reinterpret_cast<T *>(r);
@@ -32,11 +35,24 @@ template <class T> T *from_ref(ark_ref *r) noexcept {
  * An intrusive counted pointer to a T whose FIRST member is an ark_ref
  * (T standard-layout, so a T * and its ark_ref * are interconvertible).
  * Copying retains, moving changes no count, destruction releases.
+ * ref_ptr<const T> shares an object read-only (make_ref<const T>, or
+ * converted from a ref_ptr<T>); the reverse conversion does not exist.
  */
 template <class T> class ref_ptr {
+    /* A ref_ptr<U> converts to this one when U is T without its const. */
+    template <class U>
+    static constexpr bool adds_const =
+        !std::is_same_v<U, T> && std::is_same_v<const U, T>;
+
   public:
     constexpr ref_ptr() noexcept = default;
     constexpr ref_ptr(std::nullptr_t) noexcept {}
+    /* Share o's object read-only: retain it. */
+    template <class U, class = std::enable_if_t<adds_const<U>>>
+    ref_ptr(const ref_ptr<U> &o) noexcept : ref_ptr(o.get()) {}
+    /* Take o's reference over: no count changes, o becomes null. */
+    template <class U, class = std::enable_if_t<adds_const<U>>>
+    ref_ptr(ref_ptr<U> &&o) noexcept : p_(o.detach()) {}
     /* Share p: retain it. */
     explicit ref_ptr(T *p) noexcept : p_(p) {
         if (p_ != nullptr) {
@@ -109,11 +125,12 @@ template <class T> void delete_ref(ark_ref *r) { delete from_ref<T>(r); }
 template <class T, class... Args>
 ref_ptr<T>
 make_ref(Args &&...args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
-    T *p = new (std::nothrow) T(std::forward<Args>(args)...);
+    using U = std::remove_cv_t<T>; /* created non-const (see as_ref) */
+    U *p = new (std::nothrow) U(std::forward<Args>(args)...);
     if (p == nullptr) {
         return ref_ptr<T>();
     }
-    ark_ref_init(detail::as_ref(p), &detail::delete_ref<T>);
+    ark_ref_init(detail::as_ref(p), &detail::delete_ref<U>);
     return ref_ptr<T>::adopt(p);
 }
 
@@ -123,11 +140,12 @@ make_ref(Args &&...args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
 template <class T, class... Args>
 ref_ptr<T> make_ref_atomic(Args &&...args) noexcept(
     std::is_nothrow_constructible_v<T, Args...>) {
-    T *p = new (std::nothrow) T(std::forward<Args>(args)...);
+    using U = std::remove_cv_t<T>;
+    U *p = new (std::nothrow) U(std::forward<Args>(args)...);
     if (p == nullptr) {
         return ref_ptr<T>();
     }
-    ark_ref_init_atomic(detail::as_ref(p), &detail::delete_ref<T>);
+    ark_ref_init_atomic(detail::as_ref(p), &detail::delete_ref<U>);
     return ref_ptr<T>::adopt(p);
 }
 

@@ -358,6 +358,46 @@ TEST(ref_ptr_retain_release) {
     CHECK_EQ(g_sprites_destroyed, 3);
 }
 
+/* ref_ptr<const T>: made const, converted from ref_ptr<T> (copy retains,
+ * move does not), never back; the containers take const T too. */
+static_assert(
+    std::is_convertible_v<ark::ref_ptr<sprite>, ark::ref_ptr<const sprite>>);
+static_assert(
+    !std::is_constructible_v<ark::ref_ptr<sprite>, ark::ref_ptr<const sprite>>);
+static_assert(!std::is_constructible_v<ark::ref_ptr<sprite>, const sprite *>);
+
+TEST(ref_ptr_to_const) {
+    g_sprites_destroyed = 0;
+    {
+        ark::ref_ptr<const sprite> c = ark::make_ref<const sprite>(3);
+        CHECK(c);
+        CHECK_EQ(c->frame, 3);
+        CHECK_EQ(c.use_count(), 1);
+        static_assert(std::is_same_v<decltype(c.get()), const sprite *>);
+        ark::ref_ptr<sprite> m = ark::make_ref_atomic<sprite>(4);
+        ark::ref_ptr<const sprite> c2 = m; /* retains */
+        CHECK_EQ(m.use_count(), 2);
+        CHECK(c2.get() == m.get());
+        ark::ref_ptr<const sprite> c3 = std::move(m); /* does not */
+        CHECK(!m);
+        CHECK_EQ(c3.use_count(), 2);
+        ark::ref_ptr<const sprite> c4(c.get()); /* a const T *: retains */
+        CHECK_EQ(c.use_count(), 2);
+        ark::refvec<const sprite> v;
+        CHECK_STATUS(v.push_back(c.get()), ARK_OK);
+        CHECK_EQ(c.use_count(), 3);
+        CHECK(v.at(0) == c.get());
+        ark::refmap<const sprite> map;
+        CHECK_STATUS(map.insert(1, c3.get()), ARK_OK);
+        CHECK_EQ(c3.use_count(), 3);
+        CHECK(map.at(1) == c3.get());
+        c2.reset();
+        CHECK_EQ(c3.use_count(), 2);
+        CHECK_EQ(g_sprites_destroyed, 0);
+    }
+    CHECK_EQ(g_sprites_destroyed, 2); /* each once, by its own type */
+}
+
 /* ---- refvec: seed 003's Vector scenarios -------------------------------- */
 
 TEST(refvec_cocos_copy_scenario) {
