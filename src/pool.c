@@ -43,6 +43,7 @@ ARK_INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,
 ARK_INLINE_API extern inline const ark__pool_view *
 ark__pool_view_of(const ark_pool *p);
 ARK_INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
+ARK_INLINE_API extern inline int ark__pool_iter_step(ark_pool_iter *it);
 ARK_INLINE_API extern inline void
 ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);

@@ -491,47 +491,59 @@ ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
  * docs/pool.md, "Layout and cost"). */
 #define ARK__POOL_AHEAD 4096
 
-/* Advance to the next live element. A word whose 64 slots were all live
- * when the walk entered it is walked by address, one stride a step,
- * without the bit arithmetic: dense iteration measured 20-25% less time
- * for it at 100K-1M elements and 10% at 10M. In a word with holes each
- * step takes the lowest bit left (the bits are taken when the walk enters
- * the word, so a step depends on the last only through one bit-clear, and
- * a hole costs no branch). The full-word case is tested first, so that
- * its steps are one short stretch of code with one taken branch: tested
- * second, a dense walk's speed depended on where the linker put the
- * user's loop (the same instructions at another address took the 100K
- * churn walk from 67 to 84 us); first, 58-60 us at every address tried,
- * for 0.79 -> 0.89 ns an element with 10% holes (docs/pool.md). Either
- * way the slot's stamp is checked: a slot removed since the walk entered
- * its word reads 0 and is skipped. */
+/* Private: one step of the walk within the current word: 1 at a live
+ * element (made current), 0 at a slot removed since the walk entered its
+ * word (its stamp reads 0), -1 when the word is used up. A word whose 64
+ * slots were all live when the walk entered it is walked by address, one
+ * stride a step, without the bit arithmetic: dense iteration measured
+ * 20-25% less time for it at 100K-1M elements and 10% at 10M. In a word
+ * with holes each step takes the lowest bit left (the bits are taken when
+ * the walk enters the word, so a step depends on the last only through
+ * one bit-clear, and a hole costs no branch). The full-word case is
+ * tested first, so that its steps are one short stretch of code with one
+ * taken branch: tested second, a dense walk's speed depended on where the
+ * linker put the user's loop (the same instructions at another address
+ * took the 100K churn walk from 67 to 84 us); first, 58-60 us at every
+ * address tried, for 0.79 -> 0.89 ns an element with 10% holes
+ * (docs/pool.md). */
+ARK_ALWAYS_INLINE ARK_INLINE int ark__pool_iter_step(ark_pool_iter *it) {
+    char *slot;
+    unsigned b;
+    if (it->left != 0) {
+        b = 64 - it->left--;
+        slot = it->next;
+        it->next = slot + it->stride;
+    } else if (it->bits != 0) {
+        uint64_t bits = it->bits;
+        b = ark__ctz64(bits);
+        it->bits = bits & (bits - 1);
+        slot = it->base + (size_t)b * it->stride;
+    } else {
+        return -1;
+    }
+    ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
+    uint32_t stamp = *(const uint32_t *)(const void *)slot;
+    if (!ARK_LIKELY(stamp != 0)) {
+        return 0;
+    }
+    ark__pool_iter_at(it, slot, b, stamp);
+    return 1;
+}
+
+/* Advance to the next live element: one step, and only if that found
+ * none, a loop over removed slots and the next words. Written as one loop
+ * over all three cases, Clang 14 put a second taken branch in every step
+ * of a user's loop; this shape measured (bench_pool --mode full, 7 runs,
+ * medians) Clang: 100K churn walk 87.1 -> 79.8 us, 1M 887 -> 796, dense
+ * 1M 0.88 -> 0.77 ns; GCC 12 within 1.5% either way. */
 ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
-    for (;;) {
-        if (it->left != 0) {
-            unsigned b = 64 - it->left--;
-            char *slot = it->next;
-            ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
-            it->next = slot + it->stride;
-            uint32_t stamp = *(const uint32_t *)(const void *)slot;
-            if (ARK_LIKELY(stamp != 0)) {
-                ark__pool_iter_at(it, slot, b, stamp);
-                return;
-            }
-        } else if (it->bits != 0) {
-            uint64_t bits = it->bits;
-            unsigned b = ark__ctz64(bits);
-            it->bits = bits & (bits - 1);
-            char *slot = it->base + (size_t)b * it->stride;
-            ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
-            uint32_t stamp = *(const uint32_t *)(const void *)slot;
-            if (ARK_LIKELY(stamp != 0)) {
-                ark__pool_iter_at(it, slot, b, stamp);
-                return;
-            }
-        } else if (!ark__pool_iter_advance(it)) {
+    int r = ark__pool_iter_step(it);
+    while (!ARK_LIKELY(r > 0)) {
+        if (r < 0 && !ark__pool_iter_advance(it)) {
             it->elem = NULL;
             return;
         }
+        r = ark__pool_iter_step(it);
     }
 }
 
