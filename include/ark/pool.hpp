@@ -395,8 +395,8 @@ template <class T> class pool {
         return last_ == ARK_OK ? ark_pool_get(p_, *h) : nullptr;
     }
 
-    /* take_fast found no slot: ark_pool_insert's general path (growth,
-     * or why it cannot), out of line. */
+    /* take_fast found no slot: ark_pool_insert's general path, a library
+     * call (growth, or why it cannot); the handle stays null on failure. */
     handle_type insert_slow(const T &v) noexcept {
         ark_handle h = ARK_NULL_HANDLE;
         last_ = ark__pool_insert_slow(p_, std::addressof(v), &h);
