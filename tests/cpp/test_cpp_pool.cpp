@@ -282,8 +282,9 @@ TEST(pool_full_index_space_runs_no_constructor) {
 }
 
 namespace {
-/* An allocator that fails every allocation once armed (test_allocator
- * fails only the k-th): the pool's retry cannot hide the failure. */
+/* An allocator that fails every allocation while left is 0
+ * (test_allocator fails only the k-th): inserts keep failing until memory
+ * comes back. */
 void *failing_alloc_fn(void *ctx, size_t size, size_t align);
 void failing_free_fn(void *ctx, void *p, size_t size);
 struct failing_alloc {
