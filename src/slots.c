@@ -349,13 +349,20 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     s->draining = false;
 }
 
-ark_status ark__slots_classify(const ark__slots *s, ark_handle h) {
-    const ark_handle_layout *l = &s->v->layout;
+/* ARK_ENULL for the null handle, ARK_EFOREIGN for another tag or a bit
+ * set above it, else ARK_OK: whether h could name a slot of this layout. */
+static ark_status handle_of_layout(const ark_handle_layout *l, ark_handle h) {
     if (h == ARK_NULL_HANDLE) {
         return ARK_ENULL;
     }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
+    return (h & l->high_mask) != l->tag_value ? ARK_EFOREIGN : ARK_OK;
+}
+
+ark_status ark__slots_classify(const ark__slots *s, ark_handle h) {
+    const ark_handle_layout *l = &s->v->layout;
+    ark_status st = handle_of_layout(l, h);
+    if (st != ARK_OK) {
+        return st;
     }
     uint64_t i = h & l->index_mask;
     return i == 0 || i >= s->v->issued ? ARK_ERANGE : ARK_ESTALE;
@@ -648,11 +655,9 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
 
 ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
     const ark_handle_layout *l = &s->v->layout;
-    if (h == ARK_NULL_HANDLE) {
-        return ARK_ENULL;
-    }
-    if ((h & l->high_mask) != l->tag_value) {
-        return ARK_EFOREIGN;
+    ark_status st = handle_of_layout(l, h);
+    if (st != ARK_OK) {
+        return st;
     }
     uint64_t i = h & l->index_mask;
     uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);
@@ -670,7 +675,7 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
     if (*ark__stamp(p) != 0) {
         return ARK_EEXIST;
     }
-    ark_status st = marked_status(s, i, gen);
+    st = marked_status(s, i, gen);
     if (st != ARK_OK) {
         return st;
     }
