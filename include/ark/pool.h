@@ -505,11 +505,15 @@ ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp) {
  * linker put the user's loop (the same instructions at another address
  * took the 100K churn walk from 67 to 84 us); first, 58-60 us at every
  * address tried, for 0.79 -> 0.89 ns an element with 10% holes
- * (docs/pool.md). */
+ * (docs/pool.md). Clang 14 laid the word-with-holes case between the
+ * full-word step and the rest of the step, so a dense step jumped over
+ * it (a second taken branch); marked likely, the full-word case falls
+ * through: Clang's 100K churn walk 79 -> 69 us, dense 1M 0.81 -> 0.71 ns,
+ * 10% holes 0.97 -> 1.01; GCC 12 the same either way. */
 ARK_ALWAYS_INLINE ARK_INLINE int ark__pool_iter_step(ark_pool_iter *it) {
     char *slot;
     unsigned b;
-    if (it->left != 0) {
+    if (ARK_LIKELY(it->left != 0)) {
         b = 64 - it->left--;
         slot = it->next;
         it->next = slot + it->stride;
