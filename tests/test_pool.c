@@ -574,6 +574,79 @@ TEST(iteration_handles_carry_tag_and_generation) {
     ark_pool_destroy(p);
 }
 
+/* Full words one after another, through the end of the reserved range
+ * (where allocator pages follow) and up to a word with a hole: every live
+ * element is visited once in index order with the handle insert returned
+ * (tag and generations past 0 included), and what the walk removes ahead
+ * of itself, in later full words, is skipped. (Written for a walk that
+ * takes a run of full words as one stretch, docs/pool.md.) */
+TEST(iteration_walks_runs_of_full_words) {
+    ark_pool_config cfg = {.elem_size = 4,
+                           .elem_align = 4,
+                           .index_bits = 20,
+                           .gen_bits = 12,
+                           .tag_bits = 8,
+                           .tag = 0x5A,
+                           .max_elements = 1000}; /* 1024 reserved slots */
+    ark_pool *p = make_pool(&cfg);
+    CHECK(p != NULL);
+    enum { N = 64 * 40 };
+    static ark_handle h[N];
+    static bool gone[N];
+    memset(gone, 0, sizeof gone);
+    /* Fill, empty in index order and refill: the FIFO hands the slots out
+     * again in the same order, one generation on, but for the last 63
+     * values, which take fresh slots (63 free slots stay queued). */
+    for (int r = 0; r < 2; r++) {
+        for (uint32_t i = 0; i < N; i++) {
+            CHECK_OK(ark_pool_insert(p, &i, &h[i]));
+        }
+        for (uint32_t i = 0; r == 0 && i < N; i++) {
+            CHECK_OK(ark_pool_remove(p, h[i]));
+        }
+    }
+    /* Value i is in slot i + 1 (slot 0 is never issued): words 1-15 are
+     * full up to the end of the reserved range, words 16-29 (allocator
+     * pages) full up to a hole in word 30. */
+    CHECK_OK(ark_pool_remove(p, h[64 * 30 + 9]));
+    gone[64 * 30 + 9] = true;
+    uint32_t prev = 0;
+    size_t n = 0, reused = 0;
+    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+         ark_pool_iter_next(&it)) {
+        uint32_t v = *(const uint32_t *)it.elem;
+        CHECK(v < N && !gone[v]);
+        CHECK(n == 0 || v > prev);
+        CHECK_EQ(it.handle, h[v]);
+        reused += (it.handle >> 20 & 0xFFF) == 1;
+        CHECK(ark_pool_get(p, it.handle) == it.elem);
+        /* At 100 (word 1): remove 400 and 900, later full words of the
+         * reserved range, and 2000, a paged word. At 500: remove the
+         * element itself. */
+        if (v == 100) {
+            static const uint32_t drop[] = {400, 900, 2000};
+            for (size_t k = 0; k < 3; k++) {
+                CHECK_OK(ark_pool_remove(p, h[drop[k]]));
+                gone[drop[k]] = true;
+            }
+        }
+        if (v == 500) {
+            CHECK_OK(ark_pool_remove(p, it.handle));
+        }
+        prev = v;
+        n++;
+    }
+    size_t want = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        want += !gone[i];
+    }
+    CHECK_EQ(n, want);
+    CHECK_EQ(reused, n - 63); /* generation 1 but in the fresh slots */
+    CHECK_EQ(ark_pool_count(p), want - 1); /* 500 went during the walk */
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+}
+
 TEST(iteration_skips_sparse_holes) {
     ark_pool_config cfg = {.elem_size = 4, .elem_align = 4};
     ark_pool *p = make_pool(&cfg);
