@@ -45,7 +45,8 @@ ark__pool_view_of(const ark_pool *p);
 ARK_INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
 ARK_INLINE_API extern inline int ark__pool_iter_step(ark_pool_iter *it);
 ARK_INLINE_API extern inline void
-ark__pool_iter_at(ark_pool_iter *it, char *slot, unsigned b, uint32_t stamp);
+ark__pool_iter_at(ark_pool_iter *it, char *slot, uint64_t hb, uint32_t stamp);
+ARK_INLINE_API extern inline unsigned ark__pool_full_words(const uint64_t *l);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);

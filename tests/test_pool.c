@@ -580,12 +580,13 @@ TEST(iteration_handles_carry_tag_and_generation) {
     ark_pool_destroy(p);
 }
 
-/* Full words one after another, through the end of the reserved range
- * (where allocator pages follow) and up to a word with a hole: every live
- * element is visited once in index order with the handle insert returned
- * (tag and generations past 0 included), and what the walk removes ahead
- * of itself, in later full words, is skipped. (Written for a walk that
- * takes a run of full words as one stretch, docs/pool.md.) */
+/* Full words one after another, up to a word with a hole, past the most
+ * a run takes (ARK__POOL_RUN words), through the end of the reserved range
+ * (where allocator pages follow): every live element is visited once in
+ * index order with the handle insert returned (tag and generations past 0
+ * included), and what the walk removes ahead of itself, in later full
+ * words, is skipped. (The walk takes a run of full words as one stretch,
+ * see ark__pool_iter_advance.) */
 TEST(iteration_walks_runs_of_full_words) {
     ark_pool_config cfg = {.elem_size = 4,
                            .elem_align = 4,
@@ -612,11 +613,14 @@ TEST(iteration_walks_runs_of_full_words) {
         }
     }
     /* Value i < N - 63 is in slot i + 1 (slot 0 is never issued): words
-     * 1-15 are full up to the end of the reserved range, words 16-29
-     * (allocator pages) full up to a hole in word 30. */
+     * 1-15 are full up to the end of the reserved range but for a hole in
+     * word 5, words 16-29 (allocator pages) full up to a hole in word 30. */
     CHECK_EQ(ark__pool_view_of(p)->slots.nflat, 1024);
-    CHECK_OK(ark_pool_remove(p, h[64 * 30 + 9]));
-    gone[64 * 30 + 9] = true;
+    static const uint32_t holes[] = {64 * 5 + 9, 64 * 30 + 9};
+    for (size_t k = 0; k < 2; k++) {
+        CHECK_OK(ark_pool_remove(p, h[holes[k]]));
+        gone[holes[k]] = true;
+    }
     uint32_t prev = 0;
     size_t n = 0, reused = 0;
     for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
