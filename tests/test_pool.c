@@ -535,6 +535,21 @@ TEST(iteration_over_full_and_partial_words) {
     ark_pool_destroy(p);
 }
 
+/* Insert values 0..n-1 into h in `rounds` rounds, removing them all
+ * between rounds: the FIFO hands the slots out again in the same order,
+ * one generation on each round, but for the last 63 values of a round,
+ * which take fresh slots (63 free slots stay queued). */
+static void insert_rounds(ark_pool *p, ark_handle *h, uint32_t n, int rounds) {
+    for (int r = 0; r < rounds; r++) {
+        for (uint32_t i = 0; i < n; i++) {
+            CHECK_OK(ark_pool_insert(p, &i, &h[i]));
+        }
+        for (uint32_t i = 0; r + 1 < rounds && i < n; i++) {
+            CHECK_OK(ark_pool_remove(p, h[i]));
+        }
+    }
+}
+
 /* The iterator builds each handle from its own copies of the layout: with
  * a tag, a 20+12 layout and generations past 0 (rounds of remove all,
  * insert all; FIFO reuse hands slots out again), and holes in full and
@@ -548,18 +563,10 @@ TEST(iteration_handles_carry_tag_and_generation) {
                            .tag = 0xA5};
     ark_pool *p = make_pool(&cfg);
     CHECK(p != NULL);
-    enum { N = 300, ROUNDS = 5 };
+    enum { N = 300 };
     ark_handle h[N];
-    for (int r = 0; r < ROUNDS; r++) {
-        for (uint32_t i = 0; i < N; i++) {
-            CHECK_OK(ark_pool_insert(p, &i, &h[i]));
-        }
-        if (r + 1 < ROUNDS) {
-            for (uint32_t i = 0; i < N; i++) {
-                CHECK_OK(ark_pool_remove(p, h[i]));
-            }
-        }
-    }
+    insert_rounds(p, h, N, 5);
+    CHECK_EQ(ark_pool_count(p), N);
     bool gone[N] = {false};
     for (uint32_t i = 0; i < N; i += 7) {
         CHECK_OK(ark_pool_remove(p, h[i]));
@@ -601,17 +608,8 @@ TEST(iteration_walks_runs_of_full_words) {
     static ark_handle h[N];
     static bool gone[N];
     memset(gone, 0, sizeof gone);
-    /* Fill, empty in index order and refill: the FIFO hands the slots out
-     * again in the same order, one generation on, but for the last 63
-     * values, which take fresh slots (63 free slots stay queued). */
-    for (int r = 0; r < 2; r++) {
-        for (uint32_t i = 0; i < N; i++) {
-            CHECK_OK(ark_pool_insert(p, &i, &h[i]));
-        }
-        for (uint32_t i = 0; r == 0 && i < N; i++) {
-            CHECK_OK(ark_pool_remove(p, h[i]));
-        }
-    }
+    insert_rounds(p, h, N, 2);
+    CHECK_EQ(ark_pool_count(p), N);
     /* Value i < N - 63 is in slot i + 1 (slot 0 is never issued): words
      * 1-15 are full up to the end of the reserved range but for a hole in
      * word 5, words 16-29 (allocator pages) full up to a hole in word 30. */
