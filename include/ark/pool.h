@@ -437,18 +437,19 @@ typedef struct ark_pool_iter {
     char *next;         /* in a run of full words: the next slot to visit */
     uint64_t bits;      /* its live bits not visited yet (0: see left) */
     uint64_t word;      /* its number (in a run: the run's last word) */
-    uint64_t hbase;     /* generation 0 handle of slot word << 6 (a step
-                         * adds the slot's 6 bits), in a run of next */
+    uint64_t hbase;     /* the generation 0 handle of slot word << 6 (a
+                         * step adds the slot's 6 bits); in a run, of next */
     size_t stride, off; /* copies of the pool's, kept in registers */
     unsigned gen_shift; /* the layout's index_bits, likewise */
     unsigned left;      /* in a run of full words: the slots not visited */
 } ark_pool_iter;
 
-/* Private: the bitmap words from w on, w included, that are full (every
- * slot live), up to ARK__POOL_RUN; w is full and w + ARK__POOL_RUN words
- * lie in the reserved range, whose slots are contiguous. Straight-line
- * code, no loop: with a loop to the end of the run, Clang 14 kept the
- * iterator partly on the stack in a user's loop (docs/pool.md). */
+/* Private: how many bitmap words from l[0], which is full (every slot
+ * live), on are full, up to ARK__POOL_RUN; the caller has checked that
+ * they lie in the reserved range, whose slots are contiguous. A loop of
+ * constant count, which Clang unrolls: with a loop to the end of the run,
+ * or of 32 trips, Clang 14 kept the iterator partly on the stack in a
+ * user's loop (docs/pool.md). */
 #define ARK__POOL_RUN 8
 ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__pool_full_words(const uint64_t *l) {
     unsigned n = 1, full = 1;
