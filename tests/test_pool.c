@@ -550,18 +550,25 @@ static void insert_rounds(ark_pool *p, ark_handle *h, uint32_t n, int rounds) {
     }
 }
 
-/* The iterator builds each handle from its own copies of the layout: with
- * a tag, a 20+12 layout and generations past 0 (rounds of remove all,
- * insert all; FIFO reuse hands slots out again), and holes in full and
- * partial words, every visited handle is the one insert returned. */
-TEST(iteration_handles_carry_tag_and_generation) {
+/* A pool of uint32_t values with a 20+12 layout and an 8-bit tag, and
+ * max_elements reserved (0: the default). */
+static ark_pool *make_tagged_pool(uint64_t tag, size_t max_elements) {
     ark_pool_config cfg = {.elem_size = 4,
                            .elem_align = 4,
                            .index_bits = 20,
                            .gen_bits = 12,
                            .tag_bits = 8,
-                           .tag = 0xA5};
-    ark_pool *p = make_pool(&cfg);
+                           .tag = tag,
+                           .max_elements = max_elements};
+    return make_pool(&cfg);
+}
+
+/* The iterator builds each handle from its own copies of the layout: with
+ * a tag, a 20+12 layout and generations past 0 (rounds of remove all,
+ * insert all; FIFO reuse hands slots out again), and holes in full and
+ * partial words, every visited handle is the one insert returned. */
+TEST(iteration_handles_carry_tag_and_generation) {
+    ark_pool *p = make_tagged_pool(0xA5, 0);
     CHECK(p != NULL);
     enum { N = 300 };
     ark_handle h[N];
@@ -595,14 +602,7 @@ TEST(iteration_handles_carry_tag_and_generation) {
  * words, is skipped. (The walk takes a run of full words as one stretch,
  * see ark__pool_iter_advance.) */
 TEST(iteration_walks_runs_of_full_words) {
-    ark_pool_config cfg = {.elem_size = 4,
-                           .elem_align = 4,
-                           .index_bits = 20,
-                           .gen_bits = 12,
-                           .tag_bits = 8,
-                           .tag = 0x5A,
-                           .max_elements = 1000}; /* 1024 reserved slots */
-    ark_pool *p = make_pool(&cfg);
+    ark_pool *p = make_tagged_pool(0x5A, 1000); /* 1024 reserved slots */
     CHECK(p != NULL);
     enum { N = 64 * 40 };
     static ark_handle h[N];
