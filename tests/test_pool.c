@@ -302,7 +302,7 @@ TEST(clear_runs_hooks_once_and_stales_handles) {
         CHECK(ark_pool_get(p, h[i]) == NULL);
     }
     ark_pool_iter it = ark_pool_iter_begin(p);
-    CHECK(!ark_pool_iter_valid(&it));
+    CHECK(!ark_pool_iter_valid(&it) && it.elem == NULL);
     CHECK_OK(ark__pool_validate(p));
     /* clear(false) runs nothing. */
     for (uint64_t i = 0; i < 50; i++) {
@@ -621,8 +621,10 @@ TEST(iteration_walks_runs_of_full_words) {
     }
     uint32_t prev = 0;
     size_t n = 0, reused = 0;
-    for (ark_pool_iter it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
+    ark_pool_iter it; /* valid tests a flag: elem must agree with it */
+    for (it = ark_pool_iter_begin(p); ark_pool_iter_valid(&it);
          ark_pool_iter_next(&it)) {
+        CHECK(it.elem != NULL);
         uint32_t v = *(const uint32_t *)it.elem;
         CHECK(v < N && !gone[v]);
         CHECK(n == 0 || v > prev);
@@ -645,6 +647,7 @@ TEST(iteration_walks_runs_of_full_words) {
         prev = v;
         n++;
     }
+    CHECK(it.elem == NULL);
     size_t want = count_kept(gone, N);
     CHECK_EQ(n, want);
     CHECK_EQ(reused, n - 63);              /* all but the 63 in fresh slots */

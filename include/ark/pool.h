@@ -442,6 +442,7 @@ typedef struct ark_pool_iter {
     size_t stride, off; /* copies of the pool's, kept in registers */
     unsigned gen_shift; /* the layout's index_bits, likewise */
     unsigned left;      /* in a run of full words: the slots not visited */
+    bool more;          /* false once the walk has ended (see valid) */
 } ark_pool_iter;
 
 /* Private: how many bitmap words from l[0], which is full (every slot
@@ -573,6 +574,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
     while (!ARK_LIKELY(r > 0)) {
         if (r < 0 && !ark__pool_iter_advance(it)) {
             it->elem = NULL;
+            it->more = false;
             return;
         }
         r = ark__pool_iter_step(it);
@@ -592,6 +594,7 @@ ark_pool_iter_begin(const ark_pool *p) {
     it.left = 0;
     it.word = UINT64_MAX; /* the walk enters word 0 next */
     it.hbase = 0;
+    it.more = true;
     it.stride = it.pool->slots.stride;
     it.off = it.pool->slots.data_off;
     it.gen_shift = it.pool->slots.layout.index_bits;
@@ -599,9 +602,14 @@ ark_pool_iter_begin(const ark_pool *p) {
     return it;
 }
 
-/* Return true while the iterator is at an element. */
+/* Return true while the iterator is at an element (elem is not NULL).
+ * It tests a flag rather than elem: on the path of a step that found an
+ * element the flag is a constant, so the compiler drops the test there,
+ * while Clang 14 cannot tell that slot + offset is not NULL and tested it
+ * every element: its walk of a churned 100K pool took 60.1 -> 52.4 us
+ * (docs/pool.md). */
 ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
-    return it->elem != NULL;
+    return it->more;
 }
 
 #ifdef __cplusplus
