@@ -47,6 +47,9 @@ ARK_INLINE_API extern inline int ark__pool_iter_step(ark_pool_iter *it);
 ARK_INLINE_API extern inline void
 ark__pool_iter_at(ark_pool_iter *it, char *slot, uint64_t hb, uint32_t stamp);
 ARK_INLINE_API extern inline unsigned ark__pool_full_words(const uint64_t *l);
+ARK_INLINE_API extern inline uint64_t ark__pool_issued(const ark__pool_view *p);
+ARK_INLINE_API extern inline uint64_t
+ark__pool_word(const ark__pool_view *p, uint64_t w, uint64_t issued);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
 ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
@@ -96,17 +99,19 @@ static void pool_drop_slot(void *c, char *slot) {
 
 static uint64_t pool_next_live(const void *c, uint64_t from) {
     const ark_pool *p = c;
-    uint64_t words = (p->view.slots.cap + 63) >> 6;
+    uint64_t issued = ark__pool_issued(&p->view);
+    uint64_t words = (issued + 63) >> 6;
     uint64_t w = from >> 6;
     if (w >= words) {
         return 0;
     }
-    uint64_t bits = p->view.live[w] & (~(uint64_t)0 << (from & 63));
+    uint64_t bits =
+        ark__pool_word(&p->view, w, issued) & (~(uint64_t)0 << (from & 63));
     while (bits == 0) {
         if (++w >= words) {
             return 0;
         }
-        bits = p->view.live[w];
+        bits = ark__pool_word(&p->view, w, issued);
     }
     return (w << 6) | ark__ctz64(bits);
 }
@@ -118,7 +123,8 @@ static const ark__slot_ops pool_ops = {
 
 /* ---- storage ----------------------------------------------------------- */
 
-/* Cover slots [0, cap) with zeroed live bits. */
+/* Cover slots [0, cap) with live bits: set, as for every slot not issued
+ * yet (ark__pool_view in pool.h), but slot 0's, which is never live. */
 static ark_status grow_live(ark_pool *p, uint64_t cap) {
     size_t old = (size_t)((p->view.slots.cap + 63) >> 6);
     size_t words = (size_t)((cap + 63) >> 6);
@@ -128,8 +134,23 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
         return ARK_ENOMEM;
     }
     p->view.live = live;
-    memset(live + old, 0, (words - old) * sizeof *live);
+    memset(live + old, 0xFF, (words - old) * sizeof *live);
+    if (old == 0 && words > 0) {
+        live[0] &= ~(uint64_t)1;
+    }
     return ARK_OK;
+}
+
+/* Clear the live bits of the slots of [from, to) that are not live (stamp
+ * 0), after the engine issued them all at once (insert_at past the last
+ * slot issued, a load): their bits were set in advance. */
+static void sync_live(ark_pool *p, uint64_t from, uint64_t to) {
+    for (uint64_t i = from; i < to; i++) {
+        if (*(const uint32_t *)(const void *)ark__slot_at(&p->view.slots, i) ==
+            0) {
+            ark__pool_unlink(&p->view, i);
+        }
+    }
 }
 
 /* The bytes of the reserved range to commit for want slots: OS pages up
@@ -524,9 +545,10 @@ ark_status ark__pool_validate(const ark_pool *p) {
     if (v->cap > 0 && validate_linked(p, 0)) {
         return ARK_ECORRUPT;
     }
-    /* Bits past the issued slots must be clear for the iterator. */
+    /* Bits past the issued slots must be set for a fresh insert, which
+     * sets none. */
     for (uint64_t i = p->view.slots.issued; i < v->cap; i++) {
-        if (validate_linked(p, i)) {
+        if (!validate_linked(p, i)) {
             return ARK_ECORRUPT;
         }
     }
@@ -537,7 +559,7 @@ ark_status ark__pool_validate(const ark_pool *p) {
 
 ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     assert(p != NULL && elem != NULL);
-    uint64_t i;
+    uint64_t i, issued = p->view.slots.issued;
     char *slot;
     ark_status st = ark__slots_insert_at_check(&p->s, h);
     if (st == ARK_OK) {
@@ -546,6 +568,7 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     if (st != ARK_OK) {
         return st;
     }
+    sync_live(p, issued, i);
     ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
@@ -561,7 +584,7 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
     }
     hd.kind = ARK__SNAP_POOL;
     hd.a = p->view.elem_size;
-    ark__slots_io io = {p->view.elem_size, NULL};
+    ark__slots_io io = {p->view.elem_size};
     ark__snap_out o;
     ark__snap_out_init(&o, w);
     ark__snap_write_header(&o, &hd, NULL, 0);
@@ -583,10 +606,11 @@ static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
     if (st != ARK_OK) {
         return st;
     }
-    ark__slots_io io = {p->view.elem_size, &p->view.live};
+    ark__slots_io io = {p->view.elem_size};
     ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->view.elem_size));
     st = ark__slots_load(&p->s, in, hd, &io);
     if (st == ARK_OK) {
+        sync_live(p, 1, p->view.slots.issued);
         st = ark__snap_read_trailer(in);
     }
 #ifndef NDEBUG

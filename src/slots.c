@@ -1106,17 +1106,6 @@ static ark_status load_stamps(ark__slots *s, ark__snap_in *in, uint64_t issued,
     return in->st;
 }
 
-/* Set bits [from, to). */
-static void load_set_bits(uint64_t *bits, uint64_t from, uint64_t to) {
-    while (from < to) {
-        uint64_t lo = from & 63, word = from - lo;
-        uint64_t hi = to - word < 64 ? to - word : 64;
-        uint64_t upto = hi == 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
-        bits[word >> 6] |= upto & (~(uint64_t)0 << lo);
-        from = word + hi;
-    }
-}
-
 /* Payloads of slots [at->i, end), all of them in the buffer from at->pos
  * (the caller checked): with stamps NULL every slot is live with stamp
  * same, else the live ones of stamps[] (stamps[k] of slot at->i + k, 0 if
@@ -1125,7 +1114,7 @@ static void load_set_bits(uint64_t *bits, uint64_t from, uint64_t to) {
 static ARK_ALWAYS_INLINE inline void
 load_payloads(const ark__slot_view *v, load_pos *at, uint64_t end,
               const uint32_t *stamps, uint32_t same, const unsigned char *buf,
-              size_t payload, uint64_t *bits) {
+              size_t payload) {
     size_t off = v->data_off, stride = v->stride, pos = at->pos;
     uint64_t i = at->i, live = at->live, first = at->i;
     while (i < end) {
@@ -1141,13 +1130,7 @@ load_payloads(const ark__slot_view *v, load_pos *at, uint64_t end,
             ark__copy_small(slot + off, buf + pos, payload);
             pos += payload;
             live++;
-            if (stamps != NULL) {
-                bits[i >> 6] |= (uint64_t)1 << (i & 63);
-            }
         }
-    }
-    if (stamps == NULL) {
-        load_set_bits(bits, first, end);
     }
     at->i = i;
     at->pos = pos;
@@ -1158,39 +1141,38 @@ load_payloads(const ark__slot_view *v, load_pos *at, uint64_t end,
  * functions of their own (see save_block8). */
 static ARK_NOINLINE void load_payloads8(const ark__slot_view *v, load_pos *at,
                                         uint64_t end, const uint32_t *stamps,
-                                        uint32_t same, const unsigned char *buf,
-                                        uint64_t *bits) {
+                                        uint32_t same,
+                                        const unsigned char *buf) {
     if (stamps == NULL) {
-        load_payloads(v, at, end, NULL, same, buf, 8, bits);
+        load_payloads(v, at, end, NULL, same, buf, 8);
     } else {
-        load_payloads(v, at, end, stamps, 0, buf, 8, bits);
+        load_payloads(v, at, end, stamps, 0, buf, 8);
     }
 }
 
 static ARK_NOINLINE void load_payloads16(const ark__slot_view *v, load_pos *at,
                                          uint64_t end, const uint32_t *stamps,
                                          uint32_t same,
-                                         const unsigned char *buf,
-                                         uint64_t *bits) {
+                                         const unsigned char *buf) {
     if (stamps == NULL) {
-        load_payloads(v, at, end, NULL, same, buf, 16, bits);
+        load_payloads(v, at, end, NULL, same, buf, 16);
     } else {
-        load_payloads(v, at, end, stamps, 0, buf, 16, bits);
+        load_payloads(v, at, end, stamps, 0, buf, 16);
     }
 }
 
 static void load_payloads_any(const ark__slot_view *v, load_pos *at,
                               uint64_t end, const uint32_t *stamps,
                               uint32_t same, const unsigned char *buf,
-                              size_t payload, uint64_t *bits) {
+                              size_t payload) {
     if (payload == 8) {
-        load_payloads8(v, at, end, stamps, same, buf, bits);
+        load_payloads8(v, at, end, stamps, same, buf);
     } else if (payload == 16) {
-        load_payloads16(v, at, end, stamps, same, buf, bits);
+        load_payloads16(v, at, end, stamps, same, buf);
     } else if (stamps == NULL) {
-        load_payloads(v, at, end, NULL, same, buf, payload, bits);
+        load_payloads(v, at, end, NULL, same, buf, payload);
     } else {
-        load_payloads(v, at, end, stamps, 0, buf, payload, bits);
+        load_payloads(v, at, end, stamps, 0, buf, payload);
     }
 }
 
@@ -1287,12 +1269,10 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
                 return st;
             }
         }
-        uint64_t *bits = *io->live_bits; /* a grow may move it */
         if (fit == 0) {
             char *slot = ark__slot_at(v, at->i);
             memcpy(slot, &stamp, 4);
             ark__snap_get(in, slot + v->data_off, payload);
-            bits[at->i >> 6] |= (uint64_t)1 << (at->i & 63);
             at->i++;
             at->live++;
             left--;
@@ -1303,7 +1283,7 @@ static ark_status load_block(ark__slots *s, ark__snap_in *in,
         }
         uint64_t live = at->live;
         at->pos = in->pos;
-        load_payloads_any(v, at, stop, st_at, same, in->buf, payload, bits);
+        load_payloads_any(v, at, stop, st_at, same, in->buf, payload);
         in->pos = at->pos;
         left -= (size_t)(at->live - live);
     }

@@ -313,9 +313,8 @@ ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
 
 /* What a container's slots carry in a snapshot. */
 typedef struct ark__slots_io {
-    size_t payload;       /* bytes at slot + data_off kept with each live and
-                             marked slot (a pool's element; 0 for a table) */
-    uint64_t **live_bits; /* a pool's occupancy bitmap to set, or NULL */
+    size_t payload; /* bytes at slot + data_off kept with each live and
+                       marked slot (a pool's element; 0 for a table) */
 } ark__slots_io;
 
 /* Fill the engine's fields of a descriptor. Errors: ARK_EINVAL while

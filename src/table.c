@@ -674,7 +674,7 @@ ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
     hd.kind = ARK__SNAP_TABLE;
     hd.a = t->view.ncolumns;
     hd.b = rows;
-    ark__slots_io io = {0, NULL};
+    ark__slots_io io = {0};
     ark__snap_out o;
     ark__snap_out_init(&o, w);
     ark__snap_write_header(&o, &hd, t->sizes, t->view.ncolumns);
@@ -803,7 +803,7 @@ static ark_status load_rows(ark_table *t, body_src *b, size_t rows) {
  * from an allocator the rows and columns sections are staged first. */
 static ark_status table_load_body(ark_table *t, ark__snap_in *in,
                                   const ark__snap_header *hd) {
-    ark__slots_io io = {0, NULL};
+    ark__slots_io io = {0};
     size_t row_bytes = 0;
     for (size_t k = 0; k < t->view.ncolumns; k++) {
         row_bytes += t->sizes[k]; /* bounded by check_columns */

@@ -463,6 +463,52 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
     ark__slot_enqueue(v, i);
 }
 
+/* Private: stamp slot p (index i) live with generation gen and return it,
+ * its index in *index: the end of both inline takes. */
+ARK_ALWAYS_INLINE ARK_INLINE char *
+ark__slot_taken(char *p, uint64_t i, uint32_t gen, uint64_t *index) {
+    *(uint32_t *)(void *)p = gen + 1;
+    *index = i;
+    return p;
+}
+
+/* Private: the inline take of a queued slot, for nfree >= ARK_REUSE_DELAY:
+ * the oldest one, stamped (so counted), or NULL, having changed nothing,
+ * while the ring holds dead entries (insert_at in src/slots.h). */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_reused(ark__slot_view *v,
+                                                         uint64_t *index) {
+    if (v->ring_dead != 0) {
+        return NULL;
+    }
+    const uint32_t *ring = v->ring;
+    uint64_t mask = v->ring_cap - 1;
+    uint64_t head = v->head;
+    uint64_t i = ring[head];
+    head = (head + 1) & mask;
+    v->head = head;
+    v->nfree--;
+    /* FIFO reuse hands out the coldest free slot: start loading the
+     * one 8 inserts ahead (63 or more are still queued) so that its
+     * miss overlaps. */
+    ARK__PREFETCH_W(ark__slot_at(v, ring[(head + 8) & mask]));
+    char *p = ark__slot_at(v, i);
+    return ark__slot_taken(p, i, ((const uint32_t *)(const void *)p)[1], index);
+}
+
+/* Private: the inline take of a slot never issued, stamped, or NULL,
+ * having changed nothing, when it has no storage or ring room yet. */
+ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fresh(ark__slot_view *v,
+                                                        uint64_t *index) {
+    uint64_t i = v->issued;
+    /* cap never exceeds the index space: containers give no storage
+     * past it. */
+    if (i >= v->cap || i > v->ring_cap) {
+        return NULL;
+    }
+    v->issued = i + 1;
+    return ark__slot_taken(ark__slot_at(v, i), i, 0, index);
+}
+
 /* Private: the slot an insert takes with no call: the oldest free slot
  * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
  * ring room. Returns it stamped (so counted), with its index in *index, or
@@ -471,40 +517,10 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
  * the container's business. */
 ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fast(ark__slot_view *v,
                                                        uint64_t *index) {
-    uint64_t i, nfree = v->nfree;
-    char *p;
-    uint32_t gen;
-    if (nfree >= ARK_REUSE_DELAY) {
-        if (v->ring_dead != 0) {
-            return NULL;
-        }
-        const uint32_t *ring = v->ring;
-        uint64_t mask = v->ring_cap - 1;
-        uint64_t head = v->head;
-        i = ring[head];
-        head = (head + 1) & mask;
-        v->head = head;
-        v->nfree = nfree - 1;
-        /* FIFO reuse hands out the coldest free slot: start loading the
-         * one 8 inserts ahead (63 or more are still queued) so that its
-         * miss overlaps. */
-        ARK__PREFETCH_W(ark__slot_at(v, ring[(head + 8) & mask]));
-        p = ark__slot_at(v, i);
-        gen = ((const uint32_t *)(const void *)p)[1];
-    } else {
-        i = v->issued;
-        /* cap never exceeds the index space: containers give no storage
-         * past it. */
-        if (i >= v->cap || i > v->ring_cap) {
-            return NULL;
-        }
-        v->issued = i + 1;
-        p = ark__slot_at(v, i);
-        gen = 0;
+    if (v->nfree >= ARK_REUSE_DELAY) {
+        return ark__slot_take_reused(v, index);
     }
-    *(uint32_t *)(void *)p = gen + 1;
-    *index = i;
-    return p;
+    return ark__slot_take_fresh(v, index);
 }
 
 #ifdef __cplusplus
