@@ -141,18 +141,6 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
     return ARK_OK;
 }
 
-/* Clear the live bits of the slots of [from, to) that are not live (stamp
- * 0), after the engine issued them all at once (insert_at past the last
- * slot issued, a load): their bits were set in advance. */
-static void sync_live(ark_pool *p, uint64_t from, uint64_t to) {
-    for (uint64_t i = from; i < to; i++) {
-        if (*(const uint32_t *)(const void *)ark__slot_at(&p->view.slots, i) ==
-            0) {
-            ark__pool_unlink(&p->view, i);
-        }
-    }
-}
-
 /* The bytes of the reserved range to commit for want slots: OS pages up
  * to 2 MiB, at least doubling what is committed (one system call per
  * doubling, not per page: committed pages take no memory until touched),
@@ -559,7 +547,7 @@ ark_status ark__pool_validate(const ark_pool *p) {
 
 ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     assert(p != NULL && elem != NULL);
-    uint64_t i, issued = p->view.slots.issued;
+    uint64_t i;
     char *slot;
     ark_status st = ark__slots_insert_at_check(&p->s, h);
     if (st == ARK_OK) {
@@ -568,7 +556,6 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     if (st != ARK_OK) {
         return st;
     }
-    sync_live(p, issued, i);
     ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
@@ -610,7 +597,6 @@ static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
     ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->view.elem_size));
     st = ark__slots_load(&p->s, in, hd, &io);
     if (st == ARK_OK) {
-        sync_live(p, 1, p->view.slots.issued);
         st = ark__snap_read_trailer(in);
     }
 #ifndef NDEBUG

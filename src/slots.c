@@ -646,6 +646,7 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     uint64_t mask = v->ring_cap - 1;
     for (uint64_t j = v->issued; j < i; j++) {
         *ark__next_gen(ark__slot_at(v, j)) = 0;
+        s->ops->unlink(s->owner, j);
         v->ring[(v->head + v->nfree + v->ring_dead) & mask] = (uint32_t)j;
         v->nfree++;
     }
@@ -1323,6 +1324,7 @@ static ark_status read_listed(ark__slots *s, ark__snap_in *in, uint64_t *seen,
     if (*ark__stamp(*slot) != 0 || !validate_see(seen, *i)) {
         return ARK_ECORRUPT;
     }
+    s->ops->unlink(s->owner, *i);
     return ARK_OK;
 }
 
@@ -1364,6 +1366,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
         if (*ark__stamp(slot) == 0 && validate_see(seen, i)) {
             *ark__next_gen(slot) = ARK__RETIRED;
             s->retired++;
+            s->ops->unlink(s->owner, i);
         }
     }
     return s->retired == hd->retired ? in->st : ARK_ECORRUPT;

@@ -53,7 +53,9 @@ typedef struct ark__slot_ops {
     /* Give storage (stamps 0) to slots up to at least want (<= limit) and
      * raise view->cap. ARK_ENOMEM leaves the container as it was. */
     ark_status (*grow)(void *c, uint64_t want);
-    /* Hide live slot i from iteration (a pool clears its live bit). */
+    /* Hide slot i from iteration (a pool clears its live bit): a live
+     * slot being removed, or one the engine issues free or retired
+     * without a take (insert_at past the last slot, a load). */
     void (*unlink)(void *c, uint64_t i);
     /* Run the user's on_remove for the element of slot (handle h). */
     void (*hook)(void *c, char *slot, ark_handle h);
