@@ -133,6 +133,7 @@ ARK_INLINE_API extern inline void ark__slot_release(ark__slot_view *v,
                                                     uint64_t i, char *slot);
 ARK_INLINE_API extern inline char *
 ark__slot_taken(char *p, uint64_t i, uint32_t gen, uint64_t *index);
+ARK_INLINE_API extern inline uint64_t ark__slot_queued(const ark__slot_view *v);
 ARK_INLINE_API extern inline char *ark__slot_take_reused(ark__slot_view *v,
                                                          uint64_t *index);
 ARK_INLINE_API extern inline char *ark__slot_take_fresh(ark__slot_view *v,

@@ -62,7 +62,8 @@ ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
                            void *owner) {
     memset(s, 0, sizeof *s);
     v->ring = NULL;
-    v->ring_cap = v->head = v->nfree = v->ring_dead = v->issued = 0;
+    v->ring_cap = v->head = v->tail = v->ring_dead = v->issued = 0;
+    v->ring_mask = UINT64_MAX; /* ring_cap - 1 */
     v->fast_stamp_max = 0;
     ark_status st = layout_init(&v->layout, cfg);
     if (st != ARK_OK) {
@@ -106,13 +107,16 @@ static ark_status grow_ring(ark__slots *s, uint64_t want) {
     if (ring == NULL) {
         return ARK_ENOMEM;
     }
-    for (uint64_t k = 0; k < v->nfree + v->ring_dead; k++) {
-        ring[k] = v->ring[(v->head + k) & (v->ring_cap - 1)];
+    uint64_t n = ark__slot_queued(v);
+    for (uint64_t k = 0; k < n; k++) {
+        ring[k] = ark__ring_at(v, k);
     }
     ark__free(&s->alloc, v->ring, (size_t)v->ring_cap * sizeof *ring);
     v->ring = ring;
     v->ring_cap = ncap;
+    v->ring_mask = ncap - 1;
     v->head = 0;
+    v->tail = n;
     return ARK_OK;
 }
 
@@ -139,22 +143,26 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
     if (st != ARK_OK) {
         return st;
     }
-    if (v->ring_dead != 0 && ark__slots_reuses(s)) {
-        ark__slots_skip_dead(s);
-    }
-    /* A fresh slot has room now, so take_fast fails only to reuse: at the
-     * end of the index space (fewer than ARK_REUSE_DELAY queued) or past
-     * dead entries still queued behind the head (skip_dead cleared the
-     * head). */
-    char *p = ark__slot_take_fast(v, index);
-    if (p == NULL) {
-        uint64_t mask = v->ring_cap - 1;
-        uint64_t i = v->ring[v->head];
-        v->head = (v->head + 1) & mask;
-        v->nfree--;
-        p = ark__slot_at(v, i);
-        *ark__stamp(p) = *ark__next_gen(p) + 1;
-        *index = i;
+    char *p;
+    if (!ark__slots_reuses(s)) {
+        p = ark__slot_take_fresh(v, index); /* prepare gave it room */
+        assert(p != NULL);
+    } else {
+        if (v->ring_dead != 0) {
+            ark__slots_skip_dead(s); /* the head entry is live now */
+        }
+        /* The inline take applies with ARK_REUSE_DELAY queued and no dead
+         * entries; at the end of the index space fewer may be queued, and
+         * dead entries may still wait behind the head. */
+        p = ark__slot_queued(v) >= ARK_REUSE_DELAY
+                ? ark__slot_take_reused(v, index)
+                : NULL;
+        if (p == NULL) {
+            uint64_t i = ark__ring_pop(v);
+            p = ark__slot_at(v, i);
+            *ark__stamp(p) = *ark__next_gen(p) + 1;
+            *index = i;
+        }
     }
     *slot = p;
     return ARK_OK;
@@ -172,12 +180,12 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
      * those queued now) covers any order of inserts and removals that
      * keeps the count at most n (until slots retire). */
     uint64_t need = (uint64_t)n - count;
-    if (need > s->limit - s->v->issued + s->v->nfree) {
+    uint64_t nfree = ark__slots_nfree(s->v);
+    if (need > s->limit - s->v->issued + nfree) {
         return ARK_EFULL;
     }
-    uint64_t wait = s->v->nfree < ARK_REUSE_DELAY - 1
-                        ? ARK_REUSE_DELAY - 1 - s->v->nfree
-                        : 0;
+    uint64_t wait =
+        nfree < ARK_REUSE_DELAY - 1 ? ARK_REUSE_DELAY - 1 - nfree : 0;
     uint64_t want = s->v->issued + need + wait;
     return grow_to(s, want < s->limit ? want : s->limit);
 }
@@ -439,8 +447,8 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
     size_t npend = s->npending - s->pending_done;
     size_t ndoom = s->ndoomed - s->doomed_done;
     uint64_t dead = 0;
-    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
-        uint64_t i = s->v->ring[(s->v->head + k) & (s->v->ring_cap - 1)];
+    for (uint64_t k = 0; k < ark__slot_queued(s->v); k++) {
+        uint64_t i = ark__ring_at(s->v, k);
         if (i == 0 || i >= s->v->issued) {
             return false;
         }
@@ -479,8 +487,9 @@ ark_status ark__slots_validate(const ark__slots *s,
         return ARK_ECORRUPT;
     }
     if (v->cap == 0) { /* nothing stored yet: slot 0 only, never issued */
-        return s->v->issued == 1 && s->held == 0 && s->v->nfree == 0 &&
-                       s->npending == 0 && s->ndoomed == 0
+        return s->v->issued == 1 && s->held == 0 &&
+                       ark__slot_queued(s->v) == 0 && s->npending == 0 &&
+                       s->ndoomed == 0
                    ? ARK_OK
                    : ARK_ECORRUPT;
     }
@@ -491,7 +500,9 @@ ark_status ark__slots_validate(const ark__slots *s,
     }
     if (s->v->issued > v->cap || v->cap > s->limit ||
         s->v->ring_cap + 1 < s->v->issued ||
-        s->v->nfree + s->v->ring_dead > s->v->ring_cap ||
+        s->v->ring_mask != s->v->ring_cap - 1 ||
+        ark__slot_queued(s->v) > s->v->ring_cap ||
+        s->v->ring_dead > ark__slot_queued(s->v) ||
         s->doomed_done > s->ndoomed || s->pending_done > s->npending ||
         (v->cap > 0 && *ark__stamp(ark__slot_at(v, 0)) != 0)) {
         return ARK_ECORRUPT;
@@ -543,30 +554,30 @@ ark_status ark__slots_validate(const ark__slots *s,
 /* Drop the dead entries from the ring, keeping the order of the rest. */
 static void ring_compact(ark__slots *s) {
     ark__slot_view *v = s->v;
-    uint64_t mask = v->ring_cap - 1, n = v->nfree + v->ring_dead, w = 0;
+    uint64_t n = ark__slot_queued(v), w = 0;
     for (uint64_t k = 0; k < n; k++) {
-        uint32_t x = v->ring[(v->head + k) & mask];
+        uint32_t x = ark__ring_at(v, k);
         if (x < s->skip_cap && s->skip[x] > 0) {
             s->skip[x]--;
             continue;
         }
-        v->ring[(v->head + w++) & mask] = x;
+        v->ring[(v->head + w++) & v->ring_mask] = x;
     }
+    v->tail = v->head + w;
     v->ring_dead = 0;
     ark__slots_refresh_fast(s);
 }
 
 void ark__slots_skip_dead(ark__slots *s) {
     ark__slot_view *v = s->v;
-    uint64_t mask = v->ring_cap - 1;
     while (v->ring_dead > 0) {
-        uint32_t x = v->ring[v->head];
+        uint32_t x = ark__ring_at(v, 0);
         if (x >= s->skip_cap || s->skip[x] == 0) {
             return;
         }
         s->skip[x]--;
         v->ring_dead--;
-        v->head = (v->head + 1) & mask;
+        v->head++;
     }
     ark__slots_refresh_fast(s);
 }
@@ -574,13 +585,11 @@ void ark__slots_skip_dead(ark__slots *s) {
 void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
     ark__slot_view *v = s->v;
     *ark__next_gen(slot) = gen + 1;
-    if (v->nfree + v->ring_dead == v->ring_cap &&
+    if (ark__slot_queued(v) == v->ring_cap &&
         grow_ring(s, v->ring_cap + 1) != ARK_OK) {
         ring_compact(s); /* frees at least one entry: ring_dead > 0 */
     }
-    v->ring[(v->head + v->nfree + v->ring_dead) & (v->ring_cap - 1)] =
-        (uint32_t)i;
-    v->nfree++;
+    ark__ring_push(v, (uint32_t)i);
 }
 
 /* Make skip cover slots [0, want), doubling. */
@@ -624,8 +633,8 @@ static ark_status take_free_at(ark__slots *s, uint64_t i) {
     s->skip[i]++;
     s->v->ring_dead++;
     ark__slots_refresh_fast(s);
-    s->v->nfree--;
-    if (s->v->ring_dead >= ARK_REUSE_DELAY && s->v->ring_dead >= s->v->nfree) {
+    if (s->v->ring_dead >= ARK_REUSE_DELAY &&
+        s->v->ring_dead >= ark__slots_nfree(s->v)) {
         ring_compact(s);
     }
     return ARK_OK;
@@ -635,7 +644,7 @@ static ark_status take_free_at(ark__slots *s, uint64_t i) {
  * index order. */
 static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     ark__slot_view *v = s->v;
-    uint64_t occupied = v->nfree + v->ring_dead + (i - v->issued);
+    uint64_t occupied = ark__slot_queued(v) + (i - v->issued);
     ark_status st = grow_ring(s, occupied > i + 1 ? occupied : i + 1);
     if (st == ARK_OK && i >= v->cap) {
         st = s->ops->grow(s->owner, i + 1);
@@ -643,12 +652,10 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     if (st != ARK_OK) {
         return st;
     }
-    uint64_t mask = v->ring_cap - 1;
     for (uint64_t j = v->issued; j < i; j++) {
         *ark__next_gen(ark__slot_at(v, j)) = 0;
         s->ops->unlink(s->owner, j);
-        v->ring[(v->head + v->nfree + v->ring_dead) & mask] = (uint32_t)j;
-        v->nfree++;
+        ark__ring_push(v, (uint32_t)j);
     }
     v->issued = i + 1;
     return ARK_OK;
@@ -716,7 +723,7 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
     hd->tag = l->tag_bits == 0 ? 0 : l->tag_high >> l->gen_bits;
     hd->issued = s->v->issued;
     hd->live = ark__slots_count(s);
-    hd->nfree = s->v->nfree;
+    hd->nfree = ark__slots_nfree(s->v);
     hd->npending = s->npending - s->pending_done;
     hd->retired = s->retired;
     memcpy(hd->keys, s->seal_keys, sizeof hd->keys);
@@ -734,9 +741,8 @@ static ark_status save_ring(const ark__slots *s, ark__snap_out *o) {
         }
         memcpy(skip, s->skip, skip_bytes);
     }
-    uint64_t mask = s->v->ring_cap - 1;
-    for (uint64_t k = 0; k < s->v->nfree + s->v->ring_dead; k++) {
-        uint32_t x = s->v->ring[(s->v->head + k) & mask];
+    for (uint64_t k = 0; k < ark__slot_queued(s->v); k++) {
+        uint32_t x = ark__ring_at(s->v, k);
         if (skip != NULL && x < s->skip_cap && skip[x] > 0) {
             skip[x]--;
             continue;
@@ -1340,8 +1346,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             return st;
         }
         *ark__next_gen(slot) = gen;
-        s->v->ring[(s->v->head + s->v->nfree) & (s->v->ring_cap - 1)] = i;
-        s->v->nfree++;
+        ark__ring_push(s->v, i);
     }
     for (uint64_t k = 0; k < hd->npending; k++) {
         uint32_t i, gen;

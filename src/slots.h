@@ -124,14 +124,35 @@ static inline uint32_t *ark__next_gen(char *slot) {
     return (uint32_t *)(void *)(slot + 4);
 }
 
+/* Free slots queued: the ring's entries less the dead ones. */
+static inline uint64_t ark__slots_nfree(const ark__slot_view *v) {
+    return v->tail - v->head - v->ring_dead;
+}
+
+/* Entry k of the ring, k < tail - head (0 is the oldest). */
+static inline uint32_t ark__ring_at(const ark__slot_view *v, uint64_t k) {
+    return v->ring[(v->head + k) & v->ring_mask];
+}
+
+/* Queue x at the ring's tail; the ring has room. */
+static inline void ark__ring_push(ark__slot_view *v, uint32_t x) {
+    v->ring[v->tail & v->ring_mask] = x;
+    v->tail++;
+}
+
+/* Take the oldest entry off the ring; it holds one. */
+static inline uint32_t ark__ring_pop(ark__slot_view *v) {
+    return v->ring[v->head++ & v->ring_mask];
+}
+
 /* Live elements. Every issued slot but slot 0 is live, free (queued),
  * retired or held, so the count is derived, not kept: the inline insert
- * and remove then update one counter (nfree or issued) instead of two,
- * which took random removes of 1M elements from 7.3-8.0 to 6.6-7.2 ns
- * (docs/pool.md). */
+ * and remove then update one counter (the ring's head or tail, or issued)
+ * instead of two, which took random removes of 1M elements from 7.3-8.0
+ * to 6.6-7.2 ns (docs/pool.md). */
 static inline size_t ark__slots_count(const ark__slots *s) {
     const ark__slot_view *v = s->v;
-    return (size_t)(v->issued - 1 - v->nfree - s->retired - s->held);
+    return (size_t)(v->issued - 1 - ark__slots_nfree(v) - s->retired - s->held);
 }
 
 /* The status of a handle that is not live (out of line: the error path). */
@@ -170,8 +191,8 @@ ark_status ark__slots_grow_fresh(ark__slots *s);
 
 /* True when the next take reuses a free slot rather than a fresh one. */
 static inline bool ark__slots_reuses(const ark__slots *s) {
-    return s->v->nfree >= ARK_REUSE_DELAY ||
-           (s->v->nfree > 0 && s->v->issued >= s->limit);
+    uint64_t nfree = ark__slots_nfree(s->v);
+    return nfree >= ARK_REUSE_DELAY || (nfree > 0 && s->v->issued >= s->limit);
 }
 
 /* Make sure the next take allocates nothing (for a container that must
@@ -281,8 +302,8 @@ ark_status ark__slots_validate(const ark__slots *s,
  * A replica creates elements at the handles its server issued. Taking a
  * free slot out of the middle of the FIFO ring would cost O(ring), so
  * insert_at leaves the slot's entry in place and counts it dead
- * (skip[i]++, ring_dead++, nfree--); take pops dead entries at the head
- * before its pop (a slot's dead entries are always older than its live
+ * (skip[i]++, ring_dead++, so one free slot fewer); take pops dead entries at
+ * the head before its pop (a slot's dead entries are always older than its live
  * one, so "the first skip[i] entries of slot i are dead" is exact). The
  * ring is compacted once dead entries are at least as many as free ones
  * (amortized O(1)), or grown when a free finds it full of them. A slot

@@ -164,7 +164,7 @@ ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_unlink(ark__pool_view *v,
  * (docs/pool.md). */
 ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take_any(ark__pool_view *v,
                                                       uint64_t *i) {
-    if (v->slots.nfree < ARK_REUSE_DELAY) {
+    if (ark__slot_queued(&v->slots) < ARK_REUSE_DELAY) {
         return ark__slot_take_fresh(&v->slots, i);
     }
     char *slot = ark__slot_take_reused(&v->slots, i);
