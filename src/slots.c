@@ -589,7 +589,7 @@ void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen) {
         grow_ring(s, v->ring_cap + 1) != ARK_OK) {
         ring_compact(s); /* frees at least one entry: ring_dead > 0 */
     }
-    ark__ring_push(v, (uint32_t)i);
+    ark__slot_enqueue(v, i);
 }
 
 /* Make skip cover slots [0, want), doubling. */
@@ -655,7 +655,7 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     for (uint64_t j = v->issued; j < i; j++) {
         *ark__next_gen(ark__slot_at(v, j)) = 0;
         s->ops->unlink(s->owner, j);
-        ark__ring_push(v, (uint32_t)j);
+        ark__slot_enqueue(v, j);
     }
     v->issued = i + 1;
     return ARK_OK;
@@ -1346,7 +1346,7 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             return st;
         }
         *ark__next_gen(slot) = gen;
-        ark__ring_push(s->v, i);
+        ark__slot_enqueue(s->v, i);
     }
     for (uint64_t k = 0; k < hd->npending; k++) {
         uint32_t i, gen;

@@ -134,12 +134,6 @@ static inline uint32_t ark__ring_at(const ark__slot_view *v, uint64_t k) {
     return v->ring[(v->head + k) & v->ring_mask];
 }
 
-/* Queue x at the ring's tail; the ring has room. */
-static inline void ark__ring_push(ark__slot_view *v, uint32_t x) {
-    v->ring[v->tail & v->ring_mask] = x;
-    v->tail++;
-}
-
 /* Take the oldest entry off the ring; it holds one. */
 static inline uint32_t ark__ring_pop(ark__slot_view *v) {
     return v->ring[v->head++ & v->ring_mask];
