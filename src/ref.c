@@ -190,13 +190,15 @@ ark_status ark_refvec_create(ark_refvec **out, const ark_allocator *a) {
     return ARK_OK;
 }
 
-/* Release items[0, len) front to back, then free the array through a. */
-static void release_array(const ark_allocator *a, ark_ref **items, size_t len,
+/* Release items[0, len) front to back, then free the array through from,
+ * the allocator it came from. from is a copy: a destroy callback may move
+ * another vector, and its allocator, into the vector the array left. */
+static void release_array(ark_allocator from, ark_ref **items, size_t len,
                           size_t cap) {
     for (size_t i = 0; i < len; i++) {
         ark_ref_release(items[i]);
     }
-    refs_free(a, items, cap);
+    refs_free(&from, items, cap);
 }
 
 void ark_refvec_destroy(ark_refvec *v) {
@@ -324,7 +326,7 @@ ark_status ark_refvec_copy(ark_refvec *dst, const ark_refvec *src) {
     dst->items = fresh;
     dst->len = src->len;
     dst->cap = src->len;
-    release_array(&dst->alloc, old, old_len, old_cap);
+    release_array(dst->alloc, old, old_len, old_cap);
     return ARK_OK;
 }
 
@@ -343,7 +345,7 @@ void ark_refvec_move(ark_refvec *dst, ark_refvec *src) {
     src->items = NULL;
     src->len = 0;
     src->cap = 0;
-    release_array(&old_alloc, old, old_len, old_cap);
+    release_array(old_alloc, old, old_len, old_cap);
 }
 
 /* ark_refmap: values are stored in the idmap as uintptr_t. */

@@ -839,9 +839,10 @@ TEST(thread_exact_count) {
 
 /* ---- ark_refmap ---- */
 
-/* A destroy callback run by clear(v) moves another vector, made with
- * another allocator, into v: clear must give v's old array back to the
- * allocator it came from (it used v's allocator of the moment). */
+/* A destroy callback run while clear, copy or move releases v's old
+ * elements moves another vector, made with another allocator, into v:
+ * v's old array must go back to the allocator it came from, not to v's
+ * allocator of the moment. */
 static ark_refvec *g_move_dst, *g_move_src;
 
 static void mover_destroy(ark_ref *r) {
@@ -851,29 +852,53 @@ static void mover_destroy(ark_ref *r) {
     free(o);
 }
 
-TEST(refvec_clear_frees_through_the_arrays_allocator) {
-    test_allocator ta, tb;
-    test_allocator_init(&ta);
-    test_allocator_init(&tb);
-    int destroyed[2] = {0, 0};
-    CHECK_OK(ark_refvec_create(&g_move_dst, &ta.base));
-    CHECK_OK(ark_refvec_create(&g_move_src, &tb.base));
+enum { OLD_BY_CLEAR, OLD_BY_COPY, OLD_BY_MOVE };
+
+/* Release dst's one element (the mover) by op; ta made dst, tb the vector
+ * the mover moves in, with x. Afterwards dst holds x. */
+static void release_old_array(int op, test_allocator *ta, test_allocator *tb) {
+    int destroyed[3] = {0, 0, 0};
+    ark_refvec *third = NULL;
+    CHECK_OK(ark_refvec_create(&g_move_dst, &ta->base));
+    CHECK_OK(ark_refvec_create(&g_move_src, &tb->base));
+    CHECK_OK(ark_refvec_create(&third, NULL));
     obj *m = obj_new(0, destroyed), *x = obj_new(1, destroyed);
-    CHECK(m != NULL && x != NULL);
+    obj *y = obj_new(2, destroyed);
+    CHECK(m != NULL && x != NULL && y != NULL);
     ark_ref_init(&m->ref, mover_destroy);
     CHECK_OK(ark_refvec_push(g_move_dst, &m->ref));
     ark_ref_release(&m->ref);
     CHECK_OK(ark_refvec_push(g_move_src, &x->ref));
     ark_ref_release(&x->ref);
-    ark_refvec_clear(g_move_dst);
+    CHECK_OK(ark_refvec_push(third, &y->ref));
+    ark_ref_release(&y->ref);
+    if (op == OLD_BY_CLEAR) {
+        ark_refvec_clear(g_move_dst);
+    } else if (op == OLD_BY_COPY) {
+        CHECK_OK(ark_refvec_copy(g_move_dst, third));
+    } else {
+        ark_refvec_move(g_move_dst, third);
+    }
     CHECK_EQ(destroyed[0], 1);
     CHECK_EQ(ark_refvec_count(g_move_dst), 1);
     CHECK(ark_refvec_at(g_move_dst, 0) == &x->ref);
     ark_refvec_destroy(g_move_dst);
     ark_refvec_destroy(g_move_src);
+    ark_refvec_destroy(third);
     CHECK_EQ(destroyed[1], 1);
-    CHECK_EQ(ta.live_blocks, 0);
-    CHECK_EQ(tb.live_blocks, 0);
+    CHECK_EQ(destroyed[2], 1);
+}
+
+TEST(refvec_old_array_goes_back_to_its_allocator) {
+    for (int op = OLD_BY_CLEAR; op <= OLD_BY_MOVE; op++) {
+        test_allocator ta, tb;
+        test_allocator_init(&ta);
+        test_allocator_init(&tb);
+        release_old_array(op, &ta, &tb);
+        CHECK_EQ(ta.live_blocks, 0);
+        CHECK_EQ(tb.live_blocks, 0);
+        CHECK_EQ(ta.bad_frees + tb.bad_frees, 0);
+    }
 }
 
 /* A value that, when destroyed, looks at the map it leaves: every value
