@@ -661,6 +661,12 @@ static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
     return ARK_OK;
 }
 
+/* The fresh slots past the storage one insert_at may queue. */
+static uint64_t insert_at_gap(const ark__slot_view *v) {
+    uint64_t by_bytes = ARK__INSERT_AT_GAP_BYTES / v->stride;
+    return by_bytes < ARK__INSERT_AT_GAP ? by_bytes : ARK__INSERT_AT_GAP;
+}
+
 ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
     const ark_handle_layout *l = &s->v->layout;
     ark_status st = handle_of_layout(l, h);
@@ -676,8 +682,9 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
         return ARK_EINVAL;
     }
     if (i >= s->v->issued) {
-        bool distant = i - s->v->issued > ARK__INSERT_AT_GAP && i >= s->v->cap;
-        return distant ? ARK_EFULL : ARK_OK;
+        return i < s->v->cap || i - s->v->issued <= insert_at_gap(s->v)
+                   ? ARK_OK
+                   : ARK_EFULL;
     }
     char *p = ark__slot_at(s->v, i);
     if (*ark__stamp(p) != 0) {

@@ -302,19 +302,22 @@ ark_status ark__slots_validate(const ark__slots *s,
  * ring is compacted once dead entries are at least as many as free ones
  * (amortized O(1)), or grown when a free finds it full of them. A slot
  * past issued makes slots [issued, i) free, queued in index order with
- * next generation 0; at most ARK__INSERT_AT_GAP of them at once unless
- * the storage is there already (reserve), so a far index cannot make one
- * call allocate without bound. */
+ * next generation 0; at most ARK__INSERT_AT_GAP of them, and at most
+ * ARK__INSERT_AT_GAP_BYTES of slots, at once unless the storage is there
+ * already (reserve), so a far index cannot make one call allocate without
+ * bound: 65536 slots of a 64 KiB element would be 4 GiB. */
 
-/* Fresh slots one insert_at may queue beyond the storage it has. */
+/* Fresh slots one insert_at may queue beyond the storage it has, and the
+ * bytes of slots it may add (the fewer of the two applies). */
 #define ARK__INSERT_AT_GAP ((uint64_t)1 << 16)
+#define ARK__INSERT_AT_GAP_BYTES ((uint64_t)1 << 22)
 
 /* Whether slot h names may be made live at exactly h's generation,
  * changing nothing. Errors: ARK_ENULL, ARK_EFOREIGN, ARK_ERANGE (index 0,
  * generation past gen_max), ARK_EEXIST (live, or marked with an older
  * generation), ARK_ESTALE (generation below the slot's next one, retired,
- * or h is the marked element), ARK_EFULL (more than ARK__INSERT_AT_GAP
- * fresh slots past the storage), ARK_EINVAL (from a hook). A container
+ * or h is the marked element), ARK_EFULL (more fresh slots past the
+ * storage than the gap bounds allow), ARK_EINVAL (from a hook). A container
  * calls it first, then allocates what it needs of its own (a table's
  * rows), so a bad handle gets its own status and not ARK_ENOMEM. */
 ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);

@@ -1207,6 +1207,30 @@ static void insert_at_statuses(const kind *k) {
 
 TEST_ON_BOTH(insert_at_statuses)
 
+/* A far index into a pool of the largest elements: the gap is bounded in
+ * bytes too (65536 slots of 64 KiB would be 4 GiB), and what a call at
+ * the bound allocates is a few MiB. */
+TEST(pool_insert_at_gap_bounded_in_bytes) {
+    test_allocator ta;
+    test_allocator_init(&ta);
+    ark_pool_config cfg = {.elem_size = ARK_POOL_MAX_ELEM_SIZE,
+                           .allocator = &ta.base};
+    ark_pool *p;
+    CHECK_OK(ark_pool_create(&p, &cfg));
+    static const unsigned char elem[ARK_POOL_MAX_ELEM_SIZE];
+    uint64_t before = ta.live_bytes;
+    CHECK_STATUS(ark_pool_insert_at(p, 65537, elem), ARK_EFULL);
+    CHECK_STATUS(ark_pool_insert_at(p, 1000, elem), ARK_EFULL);
+    CHECK_EQ(ta.live_bytes, before);
+    CHECK_EQ(ark_pool_count(p), 0);
+    CHECK_OK(ark_pool_insert_at(p, 50, elem));
+    CHECK(ta.live_bytes - before <= ((uint64_t)16 << 20));
+    CHECK_EQ(ark_pool_count(p), 1);
+    CHECK_OK(ark__pool_validate(p));
+    ark_pool_destroy(p);
+    CHECK_EQ(ta.live_blocks, 0);
+}
+
 /* A container at the end of its storage, with every allocation refused:
  * a bad handle still gets its own status, not ARK_ENOMEM (a table grew
  * its rows before it looked at the handle). */

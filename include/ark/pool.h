@@ -374,14 +374,16 @@ ARK_API void ark_pool_each(ark_pool *p,
  * other slots keep their order. If the index is past every issued one,
  * the slots in between become free, queued in index order, and later
  * inserts reuse them by the usual rule; one call may add at most 65536
- * such slots past the pool's storage (reserve first to mirror a larger
- * pool in any order).
+ * such slots past the pool's storage, and at most 4 MiB of them (fewer
+ * slots for elements over about 60 bytes), so a far index from a peer
+ * cannot make one call allocate much; reserve first to mirror a larger
+ * pool in any order.
  * Errors: ARK_ENULL (0), ARK_EFOREIGN (another tag or bits above the
  * layout), ARK_ERANGE (index 0, or the generation 2^32 - 1 no slot
  * carries), ARK_EEXIST (slot live, or marked by remove_later with an
  * older generation: flush first), ARK_ESTALE (generation older than the
  * slot's next one, slot retired, or h names the marked element),
- * ARK_EFULL (the index is more than 65536 slots past the storage),
+ * ARK_EFULL (the index is further past the storage than that),
  * ARK_EINVAL (called from a hook), ARK_ENOMEM. The pool is unchanged on
  * error.
  * Complexity: O(1) amortized for an index below the issued ones, plus
