@@ -44,8 +44,11 @@
 #include <string.h>
 
 /* The one external definition of each inline function of idmap.h. */
-ARK_INLINE_API extern inline uint64_t ark__idmap_hash(uint64_t seed,
-                                                      uint64_t key);
+ARK_INLINE_API extern inline uint64_t ark__idmap_mul(uint64_t seed);
+ARK_INLINE_API extern inline uint64_t
+ark__idmap_hash(uint64_t seed, uint64_t mul, uint64_t key);
+ARK_INLINE_API extern inline uint64_t ark__idmap_hash_in(const ark_idmap *m,
+                                                         uint64_t key);
 ARK_INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
 ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
 ARK_INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
@@ -321,6 +324,12 @@ static void free_table(ark_idmap *m) {
     }
 }
 
+/* Hash m's keys under seed from now on (the table is the caller's). */
+static void set_seed(ark_idmap *m, uint64_t seed) {
+    m->seed = seed;
+    m->mul = ark__idmap_mul(seed);
+}
+
 /* A seed for a re-seed: derived from the current one the first time a
  * fixed-seed map re-seeds at a capacity (reproducible), else from the OS's
  * entropy (unpredictable). Never the current seed. */
@@ -377,9 +386,8 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
         const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
         while (full != 0) {
             const ark_idmap_slot *e = s + ark__ctz64(full);
-            unsigned probes =
-                place_new(n, &fc, ark__idmap_hash(n->seed, e->key), e->key,
-                          e->value, ARK_IDMAP_MAX_PROBE);
+            unsigned probes = place_new(n, &fc, ark__idmap_hash_in(n, e->key),
+                                        e->key, e->value, ARK_IDMAP_MAX_PROBE);
             if (probes == 0 || count_probe(st, probes)) {
                 return false;
             }
@@ -416,7 +424,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     n.slots = t.slots;
     n.ctrl = t.ctrl;
     n.gmask = g - 1;
-    n.seed = seed;
+    set_seed(&n, seed);
     probe_stats st = {0, 0, 0};
     if (!move_all(m, &n, &st)) {
         table_free(m, &t, g);
@@ -424,7 +432,7 @@ static int rehash_once(ark_idmap *m, size_t g, uint64_t seed) {
     }
     free_table(m);
     set_table(m, &t, g);
-    m->seed = seed;
+    set_seed(m, seed);
     m->stats = st;
     return REHASH_OK;
 }
@@ -491,7 +499,7 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
             if (fc.g[0] == og) { /* og lies in the lower half */
                 fc.empty[0] |= 1u << i;
             }
-            unsigned probes = place_new(m, &fc, ark__idmap_hash(m->seed, e.key),
+            unsigned probes = place_new(m, &fc, ark__idmap_hash_in(m, e.key),
                                         e.key, e.value, g);
             longest = probes > longest ? probes : longest;
             flood |= count_probe(&st, probes);
@@ -550,7 +558,7 @@ ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a) {
     set_no_table(m);
     m->use_region =
         a == NULL && SIZE_MAX / 2 > UINT32_MAX && ark__vmem_page_size() != 0;
-    m->seed = ark__entropy64(m, NULL);
+    set_seed(m, ark__entropy64(m, NULL));
     m->seed_fixed = false;
     *out = m;
     return ARK_OK;
@@ -571,7 +579,7 @@ void ark_idmap_set_seed(ark_idmap *m, uint64_t seed) {
         return;
     }
     ark_idmap_clear(m); /* overflow bits belong to the old seed */
-    m->seed = seed;
+    set_seed(m, seed);
     m->seed_fixed = true;
 }
 
@@ -609,7 +617,7 @@ static void rebuild_overflow(ark_idmap *m) {
         ark__idmap_mask full = ark__idmap_full(m->ctrl + g * 16);
         while (full != 0) {
             size_t i = g * ARK__IDMAP_SLOTS + ark__ctz64(full);
-            uint64_t h = ark__idmap_hash(m->seed, m->slots[i].key);
+            uint64_t h = ark__idmap_hash_in(m, m->slots[i].key);
             uint8_t ofw = ark__idmap_ofw(h);
             size_t p = (size_t)h & m->gmask;
             for (size_t step = 1; p != g; step++) {
@@ -688,7 +696,7 @@ ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
         }
     }
     for (;;) {
-        unsigned probes = place(m, ark__idmap_hash(m->seed, key), key, value);
+        unsigned probes = place(m, ark__idmap_hash_in(m, key), key, value);
         if (probes != 0) {
             count_insert(m, probes);
             return ARK_OK;

@@ -37,7 +37,7 @@ static size_t validate(const ark_idmap *m) {
             continue;
         }
         full++;
-        uint64_t h = ark__idmap_hash(m->seed, m->slots[i].key);
+        uint64_t h = ark__idmap_hash_in(m, m->slots[i].key);
         if (c != ark__idmap_tag(h)) {
             return SIZE_MAX;
         }
@@ -68,7 +68,7 @@ static uint64_t *colliding_keys(uint64_t seed, size_t n, unsigned bits,
     uint64_t k = harness_rand(state);
     while (got < n) {
         k++;
-        if ((ark__idmap_hash(seed, k) & mask) == 0) {
+        if ((ark__idmap_hash(seed, ark__idmap_mul(seed), k) & mask) == 0) {
             keys[got++] = k;
         }
     }
@@ -691,7 +691,8 @@ static void keys_for_homes(uint64_t seed, size_t groups, const size_t *quota,
     uint64_t *all = malloc(total * sizeof *all);
     for (size_t placed = 0; placed < total;) {
         uint64_t k = harness_rand(state);
-        size_t g = (size_t)ark__idmap_hash(seed, k) & (groups - 1);
+        size_t g = (size_t)ark__idmap_hash(seed, ark__idmap_mul(seed), k) &
+                   (groups - 1);
         if (g < nq && got[g] < quota[g]) {
             all[start[g] + got[g]++] = k;
             placed++;
@@ -854,6 +855,51 @@ TEST(flood_overflowing_homes) {
     }
     check_flood("overflowing homes", quota, nq, n);
     free(quota);
+}
+
+/* Keys that take every value of three aligned bit fields (7 bits at 14, 7
+ * at 42, 6 at 55: 2^20 keys), placed by their hash in the 2^17 groups a
+ * map of 1M keys has: how many land past the 15 their home group holds,
+ * per thousand keys. Xor with a seed only permutes each field's values,
+ * so with a constant multiplier this family piled up the same way under
+ * every seed (about 280 per thousand; random keys about 1). */
+static uint64_t field_family_overflow(uint64_t seed) {
+    enum { GROUP_BITS = 17, KEYS = 1 << 20 };
+    uint16_t *load = calloc((size_t)1 << GROUP_BITS, sizeof *load);
+    uint64_t mask = ((uint64_t)1 << GROUP_BITS) - 1, over = 0;
+    for (uint64_t i = 0; i < KEYS; i++) {
+        uint64_t k = (i & 127) << 14 ^ ((i >> 7) & 127) << 42 ^ (i >> 14) << 55;
+        over += ++load[ark__idmap_hash(seed, ark__idmap_mul(seed), k) & mask] >
+                ARK__IDMAP_SLOTS;
+    }
+    free(load);
+    return over * 1000 / KEYS;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The seed now changes the multiplier too, so the family's pile-up
+ * depends on the seed: under most seeds it spreads like random keys.
+ * Some multipliers still suit a lattice badly (a few seeds in a hundred
+ * put 1-30% of it past home); an insert then re-seeds, which now helps.
+ * So the test asks for the median of seven seeds, not each one. */
+TEST(hash_field_family_spreads_under_most_seeds) {
+    enum { NSEEDS = 7 };
+    uint64_t state = harness_seed();
+    uint64_t per_mille[NSEEDS];
+    for (int s = 0; s < NSEEDS; s++) {
+        per_mille[s] = field_family_overflow(harness_rand(&state));
+    }
+    qsort(per_mille, NSEEDS, sizeof per_mille[0], cmp_u64);
+    printf("field family past home, per mille, 7 seeds: min %llu median "
+           "%llu max %llu\n",
+           (unsigned long long)per_mille[0],
+           (unsigned long long)per_mille[NSEEDS / 2],
+           (unsigned long long)per_mille[NSEEDS - 1]);
+    CHECK(per_mille[NSEEDS / 2] <= 2);
 }
 
 TEST(seeds) {

@@ -27,7 +27,9 @@
  * help, doubles it), so get, remove and take give up after that many
  * groups. Inserts also count how often they land past their home group and
  * past 8 groups, and re-seed when that happens far more often than random
- * keys make it, so a flood is broken up after a few dozen keys. Whatever
+ * keys make it, so a flood is broken up after a few dozen keys (the seed
+ * sets the hash's multiplier as well as an xor, so a re-seed changes how
+ * any pattern of keys spreads). Whatever
  * the seed, even one an attacker knows and chooses keys against, every
  * operation reads at most ARK_IDMAP_MAX_PROBE groups, and the re-seeds a
  * flood provokes are paid for by its inserts: N chosen keys cost O(N) in
@@ -119,6 +121,7 @@ typedef struct ark_idmap {
     uint8_t *ctrl;         /* groups * 16 bytes; spare_ctrl when none */
     size_t gmask;          /* groups - 1, or 0 when nothing is allocated */
     uint64_t seed;         /* hash seed */
+    uint64_t mul;          /* hash multiplier: ark__idmap_mul(seed) */
     size_t count;          /* entries */
     /* private, used by idmap.c only */
     size_t groups;   /* 0 when nothing is allocated */
@@ -199,20 +202,38 @@ ARK_API void ark_idmap_each(const ark_idmap *m,
                             bool (*fn)(uint64_t key, uint64_t value, void *ud),
                             void *ud);
 
-/* Private: the hash of a key under a seed (a folded 64x64->128 multiply,
- * whose every output bit depends on every input bit). Bits 0.. pick the home
- * group, bits 53..55 the overflow bit, bits 56..63 the tag. */
+/* Private: the hash of a key under a seed: key ^ seed times mul, the
+ * seed's odd multiplier (ark__idmap_mul), a folded 64x64->128 multiply
+ * whose every output bit depends on every input bit. Bits 0.. pick the
+ * home group, bits 53..55 the overflow bit, bits 56..63 the tag. The
+ * multiplier depends on the seed: with a constant one, keys that take
+ * every value of a few aligned bit fields piled up the same way under
+ * every seed, since xor with a seed only permutes each field's values
+ * (28% of 1M such keys past their home group, inserts 5-6x slower than
+ * random keys, the table doubled, whatever the re-seeds; docs/idmap.md).
+ * A map keeps mul beside its seed, so a lookup loads it as it loaded the
+ * constant. */
+#define ARK__IDMAP_MUL 0x9ddfea08eb382d69ull
+
+/* Private: the multiplier of a seed: random for a random seed, the
+ * constant above for seed 0. */
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_mul(uint64_t seed) {
+    return (seed ^ ARK__IDMAP_MUL) | 1;
+}
+
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
 ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t mul,
                                                       uint64_t key) {
-    ark__idmap_u128 p = (ark__idmap_u128)(key ^ seed) * 0x9ddfea08eb382d69ull;
+    ark__idmap_u128 p = (ark__idmap_u128)(key ^ seed) * mul;
     return (uint64_t)(p >> 64) ^ (uint64_t)p;
 }
 #else
 ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                      uint64_t mul,
                                                       uint64_t key) {
-    uint64_t a = key ^ seed, b = 0x9ddfea08eb382d69ull;
+    uint64_t a = key ^ seed, b = mul;
     uint64_t al = a & 0xffffffffu, ah = a >> 32;
     uint64_t bl = b & 0xffffffffu, bh = b >> 32;
     uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
@@ -222,6 +243,12 @@ ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash(uint64_t seed,
     return hi ^ lo;
 }
 #endif
+
+/* Private: the hash of a key in map m. */
+ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__idmap_hash_in(const ark_idmap *m,
+                                                         uint64_t key) {
+    return ark__idmap_hash(m->seed, m->mul, key);
+}
 
 /* Private: entry t is the control byte of a full slot whose hash has top
  * byte t (t itself, or 1 for 0, which marks an empty slot), repeated in all
@@ -454,7 +481,7 @@ ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl) {
 ARK_ALWAYS_INLINE ARK_INLINE ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
                                                              uint64_t key) {
     uint8_t *ctl;
-    return ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
+    return ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
 }
 
 /*
@@ -494,7 +521,7 @@ ARK_INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
 ARK_INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
     uint8_t *ctl;
     const ark_idmap_slot *s =
-        ark__idmap_find_h(m, key, ark__idmap_hash(m->seed, key), &ctl);
+        ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
     if (s == NULL) {
         return false;
     }
@@ -532,7 +559,7 @@ ARK_ALWAYS_INLINE ARK_INLINE ark_status ark__idmap_put_at(ark_idmap *m,
                                                           uint64_t key,
                                                           uint64_t value,
                                                           bool overwrite) {
-    uint64_t h = ark__idmap_hash(m->seed, key);
+    uint64_t h = ark__idmap_hash_in(m, key);
     size_t g = (size_t)h & m->gmask;
     uint8_t *ctl;
     ark_idmap_slot *s =
