@@ -160,8 +160,7 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
         if (p == NULL) {
             uint64_t i = ark__ring_pop(v);
             p = ark__slot_at(v, i);
-            *ark__stamp(p) = *ark__next_gen(p) + 1;
-            *index = i;
+            p = ark__slot_taken(p, i, *ark__next_gen(p), index);
         }
     }
     *slot = p;
