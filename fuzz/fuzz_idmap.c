@@ -95,6 +95,7 @@ FUZZ_NO_COVERAGE static void check_layout(const ark_idmap *map) {
     }
     size_t groups = map->groups, full = 0;
     FUZZ_REQUIRE((groups & (groups - 1)) == 0 && map->gmask == groups - 1);
+    FUZZ_REQUIRE(map->mul == ark__idmap_mul(map->seed));
     FUZZ_REQUIRE(map->count <= map->max_load &&
                  map->count <= groups * ARK__IDMAP_SLOTS * 7 / 8);
     for (size_t i = 0; i < groups * ARK__IDMAP_SLOTS; i++) {

@@ -80,6 +80,12 @@ static inline uint64_t harness_rand(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
+/* qsort comparator for uint64_t, ascending. */
+static inline int harness_cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Uniform in [0, n); n > 0. */
 static inline uint64_t harness_below(uint64_t *state, uint64_t n) {
     return harness_rand(state) % n;

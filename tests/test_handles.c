@@ -127,11 +127,6 @@ static ark_status make(const kind *k, cont *c, const hcfg *cfg) {
     return c_create(c, cfg);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* ---- statuses, layouts, reuse (one copy for both containers) --------- */
 
 static void check_reports_every_status(const kind *k) {
@@ -307,7 +302,7 @@ static void generations_retire_and_container_fills(const kind *k) {
         if (!k->table) {
             CHECK_EQ(ark__pool_retired(c.p), slots);
         }
-        qsort(issued, n, sizeof issued[0], cmp_u64);
+        qsort(issued, n, sizeof issued[0], harness_cmp_u64);
         for (size_t i = 1; i < n; i++) {
             CHECK(issued[i] != issued[i - 1]);
         }

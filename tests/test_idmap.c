@@ -27,7 +27,7 @@ static size_t validate(const ark_idmap *m) {
         return m->count == 0 && m->gmask == 0 ? 0 : SIZE_MAX;
     }
     if (m->gmask != m->groups - 1 || (m->groups & m->gmask) != 0 ||
-        m->count > m->max_load) {
+        m->count > m->max_load || m->mul != ark__idmap_mul(m->seed)) {
         return SIZE_MAX;
     }
     for (size_t i = 0; i < m->groups * ARK__IDMAP_SLOTS; i++) {
@@ -876,11 +876,6 @@ static uint64_t field_family_overflow(uint64_t seed) {
     return over * 1000 / KEYS;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The seed now changes the multiplier too, so the family's pile-up
  * depends on the seed: under most seeds it spreads like random keys.
  * Some multipliers still suit a lattice badly (a few seeds in a hundred
@@ -893,7 +888,7 @@ TEST(hash_field_family_spreads_under_most_seeds) {
     for (int s = 0; s < NSEEDS; s++) {
         per_mille[s] = field_family_overflow(harness_rand(&state));
     }
-    qsort(per_mille, NSEEDS, sizeof per_mille[0], cmp_u64);
+    qsort(per_mille, NSEEDS, sizeof per_mille[0], harness_cmp_u64);
     printf("field family past home, per mille, 7 seeds: min %llu median "
            "%llu max %llu\n",
            (unsigned long long)per_mille[0],
