@@ -163,8 +163,9 @@ ark_status ark_idset_validate(const ark_idset *s) {
     }
     size_t front = s->v.front, count = s->v.count;
     size_t ng = count ? (count + front + GROUP_SIZE - 1) / GROUP_SIZE : 0;
-    if (s->v.ngroups != ng || s->cap < ng || front >= GROUP_SIZE ||
-        (ng <= 1 && front != 0) || (ng > 0 && s->v.groups == NULL)) {
+    if (s->v.ngroups != ng || s->cap < s->lead || s->cap - s->lead < ng ||
+        front >= GROUP_SIZE || (ng <= 1 && front != 0) ||
+        (ng > 0 && s->v.groups == NULL)) {
         return ARK_ECORRUPT;
     }
     size_t used = 0, nd = 0;

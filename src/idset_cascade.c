@@ -403,8 +403,9 @@ static ark_status insert_front(ark_idset *s, size_t k, unsigned j,
                                uint32_t id) {
     uint32_t mn = j <= 1 ? id : pos_get(s, k, 1), mx = pos_get(s, k, LAST_SLOT);
     size_t need = front_insert_need(s, k, mn, mx);
-    int full0 = s->v.front == 0;
-    if (ark__idset_acquire(s, need, s->v.ngroups + (size_t)full0) != ARK_OK) {
+    int full0 = s->v.front == 0; /* then a new group 0 is prepended */
+    if ((full0 ? ark__idset_acquire_front(s, need)
+               : ark__idset_acquire(s, need, s->v.ngroups)) != ARK_OK) {
         return ARK_ENOMEM;
     }
     uint32_t x = id;

@@ -73,6 +73,7 @@ typedef struct idset_stats {
     size_t moves;      /* ids moved between slots or groups */
     size_t promotions; /* groups turned dense -> sparse */
     size_t demotions;  /* groups turned sparse -> dense */
+    size_t hdr_moved;  /* group entries the header arrays moved */
 } idset_stats;
 #define STAT_ADD(s, field, n) ((s)->stats.field += (n))
 #else
@@ -88,7 +89,13 @@ typedef struct idset_slab {
 
 struct ark_idset {
     ark__idset_view v; /* first member: what the inline functions read */
-    size_t cap;        /* headers and keys allocated */
+    /* The header, hot, key and window arrays share one block (hdr) of
+     * cap entries each; group 0 is entry lead of each, so that prepending
+     * or dropping group 0 moves a pointer, not the arrays (see headers_grow
+     * in idset_node.c). */
+    char *hdr;
+    size_t cap;  /* entries of each array */
+    size_t lead; /* unused entries before group 0 */
     /* Each group's dense window [win_lo, win_hi] (sparse: [0, UINT32_MAX]),
      * kept beside the keys so that the pre-pass of a cascade can ask "does
      * any group need a form change?" with one vectorised sweep over two
@@ -257,6 +264,7 @@ void ark__idset_node_give(ark_idset *s, void *n);
 void ark__idset_drop_front(ark_idset *s, size_t d);
 void ark__idset_node_trim(ark_idset *s);
 ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want);
+ark_status ark__idset_acquire_front(ark_idset *s, size_t nodes);
 void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
 void ark__idset_add_sparse_group(ark_idset *s, uint32_t v);

@@ -253,16 +253,68 @@ void ark__idset_node_trim(ark_idset *s) {
     }
 }
 
-/* Grow the header, hot, key and window arrays to hold at least want groups. */
-static ark_status headers_grow(ark_idset *s, size_t want) {
-    if (want <= s->cap) {
+/* Point the header, hot, key and window arrays into block (cap entries
+ * each), group 0 at entry lead. */
+static void headers_place(ark_idset *s, char *block, size_t cap, size_t lead) {
+    grp *g = (grp *)(void *)block;
+    uintptr_t *hot = (uintptr_t *)(void *)(block + cap * sizeof(grp));
+    uint32_t *k = (uint32_t *)(void *)(hot + cap);
+    s->hdr = block;
+    s->cap = cap;
+    s->lead = lead;
+    s->v.groups = g + lead;
+    s->v.hot = hot + lead;
+    s->v.keys = k + lead;
+    s->win_lo = k + cap + lead;
+    s->win_hi = k + 2 * cap + lead;
+}
+
+/* Move the ngroups entries of each array from where they are to block,
+ * group 0 at entry lead (block may be the current one: memmove). */
+static void headers_move(ark_idset *s, char *block, size_t cap, size_t lead) {
+    ark__idset_view old = s->v;
+    uint32_t *lo = s->win_lo, *hi = s->win_hi;
+    size_t ng = old.ngroups;
+    headers_place(s, block, cap, lead);
+    STAT_ADD(s, hdr_moved, ng);
+    if (ng > 0) {
+        memmove(s->v.groups, old.groups, ng * sizeof(grp));
+        memmove(s->v.hot, old.hot, ng * sizeof(uintptr_t));
+        memmove(s->v.keys, old.keys, ng * sizeof(uint32_t));
+        memmove(s->win_lo, lo, ng * sizeof(uint32_t));
+        memmove(s->win_hi, hi, ng * sizeof(uint32_t));
+    }
+}
+
+/* Make the arrays hold want groups from group 0 on and, when front, one
+ * more entry before group 0 (a prepend). Group 0 sits lead entries into
+ * the block, so dropping it advances a pointer and prepending steps one
+ * back: O(1), where shifting every array cost O(groups) once per 256
+ * front inserts or removes (a set of 64M ids churned oldest first took
+ * 1.3 us an operation). When the room runs out the arrays move, in place
+ * or to a doubled block: a prepend leaves want / 2 + 1 entries in front,
+ * and a move to the back (after drops at the front) keeps a quarter of
+ * want spare at the back, so each O(groups) move pays for that many
+ * operations. Sets that only grow at the back keep lead 0 and the old
+ * doubling. */
+static ark_status headers_grow(ark_idset *s, size_t want, int front) {
+    if (s->lead + want <= s->cap && (!front || s->lead > 0)) {
         return ARK_OK;
     }
-    size_t cap = s->cap ? s->cap * 2 : 4;
-    while (cap < want) {
+    size_t lead = front ? want / 2 + 1 : 0;
+    size_t spare = front || s->lead == 0 ? 0 : want / 4;
+    size_t need = lead + want + spare;
+    if (need < want || want > SIZE_MAX / 4) {
+        return ARK_ENOMEM; /* never reached: want counts groups of nodes */
+    }
+    if (need <= s->cap) {
+        headers_move(s, s->hdr, s->cap, lead);
+        return ARK_OK;
+    }
+    size_t cap = s->cap ? s->cap * 2 : 4, bytes;
+    while (cap < need) {
         cap *= 2;
     }
-    size_t bytes;
     if (ark__mul_overflows(cap, HDR_BYTES, &bytes)) {
         return ARK_ENOMEM;
     }
@@ -270,40 +322,36 @@ static ark_status headers_grow(ark_idset *s, size_t want) {
     if (block == NULL) {
         return ARK_ENOMEM;
     }
-    grp *g = (grp *)(void *)block;
-    uintptr_t *hot = (uintptr_t *)(void *)(block + cap * sizeof(grp));
-    uint32_t *k = (uint32_t *)(void *)(hot + cap);
-    uint32_t *lo = k + cap, *hi = lo + cap;
-    size_t ng = s->v.ngroups;
-    if (ng > 0) {
-        memcpy(g, s->v.groups, ng * sizeof(grp));
-        memcpy(hot, s->v.hot, ng * sizeof(uintptr_t));
-        memcpy(k, s->v.keys, ng * sizeof(uint32_t));
-        memcpy(lo, s->win_lo, ng * sizeof(uint32_t));
-        memcpy(hi, s->win_hi, ng * sizeof(uint32_t));
-    }
-    ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
-    s->v.groups = g;
-    s->v.hot = hot;
-    s->v.keys = k;
-    s->win_lo = lo;
-    s->win_hi = hi;
-    s->cap = cap;
+    char *old = s->hdr;
+    size_t old_cap = s->cap;
+    headers_move(s, block, cap, lead);
+    ark__free(&s->alloc, old, old_cap * HDR_BYTES);
     return ARK_OK;
 }
 
-/* Reserve nodes, then header capacity for want groups; all or nothing. */
-ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want) {
+/* Reserve nodes, then header room for want groups (and one entry before
+ * group 0 when front); all or nothing. */
+static ark_status acquire(ark_idset *s, size_t nodes, size_t want, int front) {
     slab_txn t = {NULL, NULL, 0, 0};
     if (s->nfree < nodes && slab_add(s, nodes - s->nfree, &t) != ARK_OK) {
         return ARK_ENOMEM;
     }
-    if (headers_grow(s, want) != ARK_OK) {
+    if (headers_grow(s, want, front) != ARK_OK) {
         slab_undo(s, &t);
         return ARK_ENOMEM;
     }
     slab_commit(s, &t);
     return ARK_OK;
+}
+
+/* Reserve nodes, then header capacity for want groups; all or nothing. */
+ark_status ark__idset_acquire(ark_idset *s, size_t nodes, size_t want) {
+    return acquire(s, nodes, want, 0);
+}
+
+/* Reserve nodes and room for a new group 0 (ark__idset_prepend_group). */
+ark_status ark__idset_acquire_front(ark_idset *s, size_t nodes) {
+    return acquire(s, nodes, s->v.ngroups, 1);
 }
 
 /* Release the storage of the last group (it is being dropped). */
@@ -358,25 +406,14 @@ void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
     s->v.ngroups++;
 }
 
-/* Move the header, hot, key and window arrays' groups [from, ngroups) to start
- * at group to (one place up or down). */
-static void headers_shift(ark_idset *s, size_t to, size_t from) {
-    size_t n = s->v.ngroups - from;
-    memmove(s->v.groups + to, s->v.groups + from, n * sizeof(grp));
-    memmove(s->v.hot + to, s->v.hot + from, n * sizeof(uintptr_t));
-    memmove(s->v.keys + to, s->v.keys + from, n * sizeof(uint32_t));
-    memmove(s->win_lo + to, s->win_lo + from, n * sizeof(uint32_t));
-    memmove(s->win_hi + to, s->win_hi + from, n * sizeof(uint32_t));
-}
-
 /* Create a new group 0 holding the single id v, in front of a full group
  * 0: positions keep their groups through front = 255. The caller reserved
  * a node and the header capacity. Every other group keeps its absolute
  * number (odd0 flips), so buddy pairs stay; when the new group is the even
- * buddy of a single dense group 1, the two share a node. O(groups), once
- * per 256 front insertions at most. */
+ * buddy of a single dense group 1, the two share a node. The caller made
+ * room before group 0 (ark__idset_acquire_front): O(1). */
 void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
-    headers_shift(s, 1, 0);
+    headers_place(s, s->hdr, s->cap, s->lead - 1);
     s->v.ngroups++;
     s->odd0 ^= 1u;
     /* Before a sparse group 1 whose first id is more than 257 above v
@@ -395,8 +432,8 @@ void ark__idset_prepend_group(ark_idset *s, uint32_t v) {
 /* Drop groups [0, d), whose ids are gone (a front remove emptied group
  * 0, or the backward sweep): their nodes go back to the freelist except a
  * half still used by group d. Every other group keeps its absolute number
- * (odd0 flips with d), so buddy pairs stay. O(groups) once, however many
- * are dropped. */
+ * (odd0 flips with d), so buddy pairs stay. O(d): group d becomes group 0
+ * where it lies. */
 void ark__idset_drop_front(ark_idset *s, size_t d) {
     if (d == 0) {
         return;
@@ -408,7 +445,7 @@ void ark__idset_drop_front(ark_idset *s, size_t d) {
         }
         s->ndense -= s->v.groups[k].dense;
     }
-    headers_shift(s, 0, d);
+    headers_place(s, s->hdr, s->cap, s->lead + d);
     s->v.ngroups -= d;
     s->odd0 ^= (unsigned)(d & 1u);
     s->v.front = 0;
@@ -450,7 +487,9 @@ void ark__idset_free_all(ark_idset *s) {
     s->free_nodes = NULL;
     s->nfree = 0;
     s->nnodes = 0;
-    ark__free(&s->alloc, s->v.groups, s->cap * HDR_BYTES);
+    ark__free(&s->alloc, s->hdr, s->cap * HDR_BYTES);
+    s->hdr = NULL;
+    s->lead = 0;
     s->v.groups = NULL;
     s->v.hot = NULL;
     s->v.keys = NULL;

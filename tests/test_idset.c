@@ -668,6 +668,49 @@ TEST(front_inserts_and_removes_cross_no_group) {
     }
 }
 
+/* Ids leaving at the front and entering at the back (entities dying
+ * oldest first while new ones arrive), then ids entering below every id:
+ * a new or emptied group 0 moves a pointer, and the header arrays move
+ * O(groups) entries only once the room in front or at the back runs out,
+ * about once per 32K operations here. Shifting them at every new or
+ * emptied group 0 moved about 2 entries an operation (500 groups every
+ * 256 operations); the bound is 1 per 16. */
+TEST(front_churn_moves_headers_rarely) {
+    ark_idset *s;
+    CHECK_OK(ark_idset_create(&s, NULL));
+    const uint32_t n = 256 * 500, rounds = 100000;
+    for (uint32_t i = 0; i < n; i++) {
+        CHECK_OK(ark_idset_insert(s, 1000000 + i));
+    }
+    size_t moved = 0;
+    for (uint32_t r = 0; r < rounds; r++) {
+        stats_reset(s);
+        CHECK_OK(ark_idset_remove(s, 1000000 + r));
+        moved += STAT(s, hdr_moved);
+        CHECK_OK(ins(s, 1000000 + n + r));
+        moved += STAT(s, hdr_moved);
+        if (r % 16384 == 0) {
+            CHECK_OK(ark_idset_validate(s));
+        }
+    }
+    CHECK(moved <= 2 * (size_t)rounds / 16);
+    moved = 0;
+    for (uint32_t i = 0; i < rounds; i++) { /* below every id, descending */
+        CHECK_OK(ins(s, 999999 + rounds - i));
+        moved += STAT(s, hdr_moved);
+        if (i % 16384 == 0) {
+            CHECK_OK(ark_idset_validate(s));
+        }
+    }
+    CHECK(moved <= (size_t)rounds / 16);
+    CHECK_OK(ark_idset_validate(s));
+    CHECK_EQ(ark_idset_count(s), (size_t)n + rounds);
+    for (uint32_t i = 0; i < n + rounds; i += 997) {
+        CHECK_EQ(ark_idset_at(s, i), 1000000 + i);
+    }
+    ark_idset_destroy(s);
+}
+
 /* A frame-end sweep of the oldest ids (the lifetime of bullets and
  * effects: created in order, expired oldest first) runs from the front:
  * it rewrites the groups up to the batch's last id, not every group

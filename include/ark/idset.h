@@ -161,8 +161,10 @@ ARK_API void ark_idset_destroy(ark_idset *s);
 /*
  * Insert an id, keeping the order.
  * Errors: ARK_EEXIST (already present), ARK_ENOMEM.
- * Complexity: O(log n + 127 + groups / 2); O(log n + 127) when id falls
- * in the first group or below every id held (descending order), O(1)
+ * Complexity: O(log n + 127 + groups / 2); O(log n + 127) amortized when
+ * id falls in the first group or below every id held (descending order:
+ * a new first group is made in O(1), and the group arrays grow at their
+ * front as a vector grows at its back), O(1)
  * amortized when id is above every id held (entities created in
  * increasing order: the inline path below writes the next free slot of
  * the last group).
@@ -218,8 +220,9 @@ ARK_INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
  * Remove an id.
  * Errors: ARK_ENOTFOUND (absent), ARK_ENOMEM (another group had to change
  * form and no node could be allocated).
- * Complexity: O(log n + 127 + groups / 2); O(log n + 127) for an id of the
- * first group (removing the oldest ids first, say).
+ * Complexity: O(log n + 127 + groups / 2); O(log n + 127) amortized for
+ * an id of the first group (removing the oldest ids first, say: an emptied
+ * first group is dropped in O(1)).
  */
 ARK_API ark_status ark_idset_remove(ark_idset *s, uint32_t id);
 
