@@ -398,48 +398,77 @@ void ark_table_destroy(ark_table *t) {
 
 /* ---- rows -------------------------------------------------------------- */
 
-/* Move the columns into new storage of ncap rows: in place on the
- * virtual-memory path while ncap fits the reservation, else a new
- * reservation or block with the rows copied. Nothing changes on failure. */
+/* Move the columns into a new reservation of at least ncap rows (past
+ * vm_rows), with ncap committed and the rows copied into cols. */
+static ark_status grow_reserved(ark_table *t, size_t ncap, char **cols) {
+    size_t rows = t->vm_rows > t->max_cap / 2 ? t->max_cap : t->vm_rows * 2;
+    rows = rows < ncap ? ncap : rows;
+    size_t bytes;
+    char *base = vm_reserve(t, rows, cols, &bytes);
+    if (base == NULL) {
+        return ARK_ENOMEM;
+    }
+    if (vm_commit(t, cols, ncap) != 0) {
+        ark__vmem_release(base, bytes);
+        return ARK_ENOMEM;
+    }
+    copy_rows(t, cols);
+    ark__vmem_release(t->vm_base, t->vm_bytes);
+    t->vm_base = base;
+    t->vm_bytes = bytes;
+    t->vm_rows = rows;
+    return ARK_OK;
+}
+
+/* Move the columns into one allocator block of ncap rows (cols), leaving
+ * the reservation, if any, for good. */
+static ark_status grow_block(ark_table *t, size_t ncap, char **cols) {
+    size_t bytes = layout_columns(t, NULL, ncap, COLUMN_ALIGN, NULL);
+    char *block =
+        bytes == 0 ? NULL : ark__alloc(&t->s.alloc, bytes, COLUMN_ALIGN);
+    if (block == NULL) {
+        return ARK_ENOMEM;
+    }
+    layout_columns(t, block, ncap, COLUMN_ALIGN, cols);
+    copy_rows(t, cols);
+    size_t rows = t->view.rows;
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        memset(cols[k] + rows * t->sizes[k], 0, (ncap - rows) * t->sizes[k]);
+    }
+    if (t->vm_base != NULL) {
+        ark__vmem_release(t->vm_base, t->vm_bytes);
+        t->vm_base = NULL;
+        t->vm_rows = 0;
+        t->page = 0;
+    }
+    ark__free(&t->s.alloc, t->block, t->block_bytes);
+    t->block = block;
+    t->block_bytes = bytes;
+    return ARK_OK;
+}
+
+/* Give the columns storage for ncap rows: in place on the virtual-memory
+ * path while ncap fits the reservation, else a new reservation with the
+ * rows copied. When the OS refuses (address space, or the process's count
+ * of memory mappings: a column's first commit splits its part of the
+ * reservation in two, and Linux allows 65530 by default), or without a
+ * reservation, one allocator block, copied into as it doubles. Nothing
+ * changes on failure. */
 static ark_status grow_columns(ark_table *t, size_t ncap) {
     char **cols = t->spare_columns;
-    if (t->vm_base != NULL) {
-        if (ncap <= t->vm_rows) {
-            return vm_commit(t, t->columns, ncap) == 0 ? ARK_OK : ARK_ENOMEM;
+    ark_status st = ARK_ENOMEM;
+    if (t->vm_base != NULL && ncap <= t->vm_rows) {
+        if (vm_commit(t, t->columns, ncap) == 0) {
+            return ARK_OK;
         }
-        size_t rows = t->vm_rows > t->max_cap / 2 ? t->max_cap : t->vm_rows * 2;
-        rows = rows < ncap ? ncap : rows;
-        size_t bytes;
-        char *base = vm_reserve(t, rows, cols, &bytes);
-        if (base == NULL) {
-            return ARK_ENOMEM;
-        }
-        if (vm_commit(t, cols, ncap) != 0) {
-            ark__vmem_release(base, bytes);
-            return ARK_ENOMEM;
-        }
-        copy_rows(t, cols);
-        ark__vmem_release(t->vm_base, t->vm_bytes);
-        t->vm_base = base;
-        t->vm_bytes = bytes;
-        t->vm_rows = rows;
-    } else {
-        size_t bytes = layout_columns(t, NULL, ncap, COLUMN_ALIGN, NULL);
-        char *block =
-            bytes == 0 ? NULL : ark__alloc(&t->s.alloc, bytes, COLUMN_ALIGN);
-        if (block == NULL) {
-            return ARK_ENOMEM;
-        }
-        layout_columns(t, block, ncap, COLUMN_ALIGN, cols);
-        copy_rows(t, cols);
-        size_t rows = t->view.rows;
-        for (size_t k = 0; k < t->view.ncolumns; k++) {
-            memset(cols[k] + rows * t->sizes[k], 0,
-                   (ncap - rows) * t->sizes[k]);
-        }
-        ark__free(&t->s.alloc, t->block, t->block_bytes);
-        t->block = block;
-        t->block_bytes = bytes;
+    } else if (t->vm_base != NULL) {
+        st = grow_reserved(t, ncap, cols);
+    }
+    if (st != ARK_OK) {
+        st = grow_block(t, ncap, cols);
+    }
+    if (st != ARK_OK) {
+        return st;
     }
     t->spare_columns = t->columns;
     t->columns = cols;
@@ -453,6 +482,11 @@ static ark_status grow_rows(ark_table *t, size_t want) {
     size_t ncap = t->cap == 0 ? FIRST_CAP : t->cap;
     while (ncap < want && ncap < t->max_cap) {
         ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
+    }
+    /* Doubling stops at the reservation, so that the columns stay where
+     * they are up to max_rows rows, whatever max_rows is. */
+    if (t->vm_base != NULL && want <= t->vm_rows && ncap > t->vm_rows) {
+        ncap = t->vm_rows;
     }
     if (ncap < want) {
         return ARK_EFULL;

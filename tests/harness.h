@@ -42,6 +42,15 @@ int harness_failed(void);
         }                                                                      \
     } while (0)
 
+/* CHECK for a helper that returns int: fails the case and returns 0. */
+#define REQ(cond)                                                              \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            harness_fail(__FILE__, __LINE__, "REQ(%s)", #cond);                \
+            return 0;                                                          \
+        }                                                                      \
+    } while (0)
+
 #define CHECK_EQ(a, b)                                                         \
     do {                                                                       \
         uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);           \

@@ -26,15 +26,6 @@ static ark_status ins(ark_idset *s, uint32_t id) {
     return ark_idset_insert(s, id);
 }
 
-/* Fail the calling helper (which returns int) with a message. */
-#define REQ(cond)                                                              \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            harness_fail(__FILE__, __LINE__, "REQ(%s)", #cond);                \
-            return 0;                                                          \
-        }                                                                      \
-    } while (0)
-
 /* ---- the model: a sorted array ------------------------------------------ */
 
 typedef struct model {

@@ -314,7 +314,9 @@ ARK_API size_t ark_pool_count(const ark_pool *p);
  * allocate nothing, whatever removals come between them (a removed
  * element's slot waits before reuse, so this makes room for up to
  * ARK_REUSE_DELAY - 1 more slots; a slot whose generations run out is
- * retired and replaced by a fresh one, which may allocate).
+ * retired and replaced by a fresh one, which may allocate). An element
+ * marked by remove_later keeps its slot until the flush: count it in n
+ * until then.
  * Errors: ARK_EFULL (the index bits cannot address n elements; nothing is
  * reserved), ARK_ENOMEM (the pool keeps what it had).
  */

@@ -33,8 +33,12 @@
  *   row 0 of every column keeps its address and growth never copies, up to
  *   max_rows rows. Past max_rows, or when a custom allocator is given, or
  *   when no reservation can be made, columns live in one allocator block
- *   that is reallocated (and copied) as the table doubles. The handle
- *   index tables always go through the allocator.
+ *   that is reallocated (and copied) as the table doubles; so do they,
+ *   moving once, if the OS refuses to commit pages of the reservation
+ *   (each column of such a table uses two of the process's memory
+ *   mappings, of which Linux allows 65530 by default: about 1,600 tables
+ *   of 20 columns). The handle index tables always go through the
+ *   allocator.
  *
  * Removal hooks: on_remove(NULL, h, user) runs once for every row removed
  * by remove, flush and clear(true), before the row is popped: while it
@@ -257,7 +261,9 @@ ARK_API void ark_table_clear(ark_table *t, bool run_hook);
 
 /*
  * Make room for n live rows in all, so inserts up to that count allocate
- * nothing, whatever removals come between them (see ark_pool_reserve).
+ * nothing, whatever removals come between them (see ark_pool_reserve). A
+ * row marked by remove_later keeps its place until the flush: count it in
+ * n until then.
  * Errors: ARK_EFULL (the index bits cannot address n rows), ARK_ENOMEM
  * (the table keeps what it had).
  */
