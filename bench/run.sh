@@ -6,7 +6,8 @@
 #          quick (make bench-quick)  -> build/bench/results/quick.{csv,env,md},
 #                                       charts in build/bench/results/quick/
 #          smoke (a check that everything runs) -> build/bench/results/smoke.*
-# Everything it writes is under build/: a run changes no tracked file.
+# Everything it writes is under build/ (and cargo's bench/rust/Cargo.lock,
+# which git ignores): a run changes no tracked file.
 # `make bench-doc` turns the last full run into docs/benchmarks.md.
 #
 # 1. Installs missing Debian packages (bench/*.deps plus the tools below)

@@ -9,7 +9,7 @@
 ARK_API extern inline uint32_t ark_idset_at(const ark_idset *s, size_t pos);
 ARK_API extern inline ark_status ark_idset_insert(ark_idset *s, uint32_t id);
 ARK_INLINE_API extern inline uint32_t
-ark__idset_dense_id(uint32_t base, const void *data, unsigned slot);
+ark__idset_dense_id(uint32_t base, const void *data, size_t slot);
 ARK_INLINE_API extern inline const ark__idset_view *
 ark__idset_view_of(const ark_idset *s);
 ARK_INLINE_API extern inline uint32_t

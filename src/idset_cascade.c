@@ -95,8 +95,8 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, uintptr_t *hw, int dir,
         if (off > DENSE_SPAN) {
             return 0;
         }
-        *out = base + (uint32_t)(int32_t)d[slot];
-        *key = dir == CASCADE_IN ? x : base + (uint32_t)(int32_t)d[next];
+        *out = ark__idset_dense_id(base, d, slot);
+        *key = dir == CASCADE_IN ? x : ark__idset_dense_id(base, d, next);
         d[slot] = (int16_t)((int32_t)off - (int32_t)DENSE_HALF);
     } else {
         uint32_t *d = (uint32_t *)(w & ARK__IDSET_HOT_ADDR);

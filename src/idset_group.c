@@ -31,7 +31,7 @@ static void rebase(ark_idset *s, size_t k, uint32_t base) {
     int16_t *d = (int16_t *)h->data;
     uint32_t old = h->base;
     for (unsigned i = 0; i < GROUP_SIZE; i++) {
-        d[i] = enc(base, old + (uint32_t)(int32_t)d[i]);
+        d[i] = enc(base, ark__idset_dense_id(old, d, i));
     }
     h->base = base;
     window_sync(s, k);
@@ -47,7 +47,7 @@ void ark__idset_promote(ark_idset *s, size_t k) {
     const int16_t *d = (const int16_t *)h->data;
     uint32_t base = h->base;
     for (size_t i = 0; i < GROUP_SIZE; i++) {
-        tmp[i] = base + (uint32_t)(int32_t)d[i];
+        tmp[i] = ark__idset_dense_id(base, d, i);
     }
     char *n =
         ark__idset_shares(s, k) ? ark__idset_node_take(s) : node_of(h->data);
@@ -201,11 +201,11 @@ static void widen(uint32_t *out, const int16_t *d, size_t n, uint32_t base) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         for (size_t q = 0; q < 8; q++) {
-            out[i + q] = base + (uint32_t)(int32_t)d[i + q];
+            out[i + q] = ark__idset_dense_id(base, d, i + q);
         }
     }
     for (; i < n; i++) {
-        out[i] = base + (uint32_t)(int32_t)d[i];
+        out[i] = ark__idset_dense_id(base, d, i);
     }
 }
 
@@ -242,7 +242,7 @@ void ark__idset_decode_group(const ark_idset *s, size_t k, size_t len,
         const int16_t *d = (const int16_t *)h->data;
         uint32_t base = h->base;
         for (size_t i = 0; i < GROUP_SIZE; i++) {
-            tmp[i] = base + (uint32_t)(int32_t)d[i];
+            tmp[i] = ark__idset_dense_id(base, d, i);
         }
         src = tmp;
     }

@@ -123,7 +123,7 @@ struct ark_idset {
 
 static inline uint32_t slot_get(const grp *h, unsigned slot) {
     if (h->dense) {
-        return h->base + (uint32_t)(int32_t)((const int16_t *)h->data)[slot];
+        return ark__idset_dense_id(h->base, h->data, slot);
     }
     return ((const uint32_t *)h->data)[slot];
 }

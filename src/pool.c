@@ -268,16 +268,19 @@ static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
     if (cfg->allocator != NULL || vm_page == 0 || vm_page > HUGE) {
         return;
     }
-    uint64_t slots = cfg->max_elements != 0
-                         ? (uint64_t)cfg->max_elements + 1
-                         : ARK_POOL_DEFAULT_RESERVE_BYTES / v->stride;
-    if (slots >= p->s.limit) {
-        slots = p->s.limit;
-    } else {
-        slots = ark__round_up((size_t)slots, 64);
+    uint64_t slots = p->s.limit; /* slot 0 is never used: max + 1 */
+    if (cfg->max_elements == 0) {
+        uint64_t dflt = ARK_POOL_DEFAULT_RESERVE_BYTES / v->stride;
+        slots = dflt < slots ? dflt : slots;
+    } else if (cfg->max_elements < slots - 1) {
+        slots = (uint64_t)cfg->max_elements + 1;
     }
-    if (slots > (SIZE_MAX - 2 * HUGE) / v->stride) {
+    /* Checked before rounding, which a 32-bit size_t would wrap. */
+    if (slots > (SIZE_MAX - 2 * HUGE) / v->stride - 64) {
         return;
+    }
+    if (slots < p->s.limit) {
+        slots = ark__round_up((size_t)slots, 64);
     }
     size_t need = ark__round_up((size_t)slots * v->stride, HUGE);
     p->flat_base = ark__vmem_reserve(need + HUGE);

@@ -748,7 +748,8 @@ static bool m_init(mdl *m, const kind *k, unsigned ib, unsigned gb, size_t cap,
     m->live_ids = calloc(m->cap, sizeof *m->live_ids);
     m->all = calloc(m->cap, sizeof *m->all);
     m->all_pos = calloc(m->cap, sizeof *m->all_pos);
-    m->seen = calloc(((size_t)1 << (ib + gb)) / 64 + 1, sizeof *m->seen);
+    m->seen =
+        calloc((size_t)(((uint64_t)1 << (ib + gb)) / 64 + 1), sizeof *m->seen);
     m->idx_used = calloc((size_t)1 << ib, 1);
     m->kids = KIDS_RANDOM;
     m->extra_odds = 4;

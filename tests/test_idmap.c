@@ -989,7 +989,10 @@ TEST(size_limits) {
     uint64_t attempts = ta.allocs;
     /* Refused from the size alone: the allocator is never asked. */
     test_allocator_fail_at(&ta, 0);
-    CHECK_STATUS(ark_idmap_reserve(m, (size_t)1 << 44), ARK_ENOMEM);
+    if ((uint64_t)SIZE_MAX >> 44 != 0) { /* only a 64-bit size_t holds it */
+        CHECK_STATUS(ark_idmap_reserve(m, (size_t)((uint64_t)1 << 44)),
+                     ARK_ENOMEM);
+    }
     CHECK_STATUS(ark_idmap_reserve(m, ARK_IDMAP_MAX_COUNT + 1), ARK_ENOMEM);
     CHECK_STATUS(ark_idmap_reserve(m, SIZE_MAX), ARK_ENOMEM);
     CHECK_EQ(ta.attempts, 0);

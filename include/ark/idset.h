@@ -101,7 +101,7 @@ typedef struct ark_idset ark_idset;
  * int16_t. */
 ARK_ALWAYS_INLINE ARK_INLINE uint32_t ark__idset_dense_id(uint32_t base,
                                                           const void *data,
-                                                          unsigned slot) {
+                                                          size_t slot) {
     int32_t delta = ((const int16_t *)data)[slot];
     return base + (uint32_t)delta;
 }
