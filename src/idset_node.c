@@ -295,8 +295,7 @@ static void headers_move(ark_idset *s, char *block, size_t cap, size_t lead) {
  * or to a doubled block: a prepend leaves want / 2 + 1 entries in front,
  * and a move to the back (after drops at the front) keeps a quarter of
  * want spare at the back, so each O(groups) move pays for that many
- * operations. Sets that only grow at the back keep lead 0 and the old
- * doubling. */
+ * operations. Sets that only grow at the back keep lead 0 and double. */
 static ark_status headers_grow(ark_idset *s, size_t want, int front) {
     if (s->lead + want <= s->cap && (!front || s->lead > 0)) {
         return ARK_OK;
@@ -304,7 +303,7 @@ static ark_status headers_grow(ark_idset *s, size_t want, int front) {
     size_t lead = front ? want / 2 + 1 : 0;
     size_t spare = front || s->lead == 0 ? 0 : want / 4;
     size_t need = lead + want + spare;
-    if (need < want || want > SIZE_MAX / 4) {
+    if (want > SIZE_MAX / 4) {
         return ARK_ENOMEM; /* never reached: want counts groups of nodes */
     }
     if (need <= s->cap) {

@@ -268,12 +268,12 @@ static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
     if (cfg->allocator != NULL || vm_page == 0 || vm_page > HUGE) {
         return;
     }
-    uint64_t slots = p->s.limit; /* slot 0 is never used: max + 1 */
+    uint64_t slots = p->s.limit;
     if (cfg->max_elements == 0) {
         uint64_t dflt = ARK_POOL_DEFAULT_RESERVE_BYTES / v->stride;
         slots = dflt < slots ? dflt : slots;
     } else if (cfg->max_elements < slots - 1) {
-        slots = (uint64_t)cfg->max_elements + 1;
+        slots = (uint64_t)cfg->max_elements + 1; /* slot 0 is never used */
     }
     /* Checked before rounding, which a 32-bit size_t would wrap. */
     if (slots > (SIZE_MAX - 2 * HUGE) / v->stride - 64) {
