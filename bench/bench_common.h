@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef enum bench_mode { BENCH_SMOKE, BENCH_QUICK, BENCH_FULL } bench_mode;
 
@@ -146,9 +147,47 @@ static inline void bench_pair_row(const char *name, double *a, double *b,
            q[rounds - 1]);
 }
 
+/* Print, as a '#' line, the machine and the build that a same-process
+ * table was measured with (make bench prints its own: bench/run.sh). */
+static inline void bench_print_build(void) {
+    char model[128] = "unknown CPU", line[256];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon != NULL) {
+            snprintf(model, sizeof model, "%s", colon + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+#if defined(__clang__)
+    const char *cc = "clang";
+#elif defined(__GNUC__)
+    const char *cc = "gcc";
+#else
+    const char *cc = "compiler";
+#endif
+#ifdef __OPTIMIZE__
+    const char *opt = "optimized";
+#else
+    const char *opt = "not optimized";
+#endif
+#ifdef NDEBUG
+    const char *dbg = "NDEBUG";
+#else
+    const char *dbg = "asserts on";
+#endif
+    printf("# %s, %ld cores; %s %s, %s, %s\n", model,
+           sysconf(_SC_NPROCESSORS_ONLN), cc, __VERSION__, opt, dbg);
+}
+
 /* The header of a --pair table: what ran, then the columns. */
 static inline void bench_pair_head(const char *what, int rounds, size_t n,
                                    const char *a, const char *b) {
+    bench_print_build();
     printf("%s --pair: %d rounds, n = %zu, %s and %s alternating in one "
            "process (order swapped every round), ns per operation\n",
            what, rounds, n, a, b);

@@ -61,7 +61,8 @@
  * Compare implementations of one run only, and prefer ROUNDS=3 (bench/
  * run.sh), which interleaves the implementations' processes. `--pair
  * ROUNDS [N]` compares ark and slotarray inside one process instead (see
- * pair_main).
+ * pair_main); `--parts ROUNDS [N]` splits ark's removal into its parts
+ * against slotarray's (pool_parts.h).
  *
  * The array has no handles: get takes the index, churn removes position j
  * by swap-and-pop (the same elements the handle containers remove, since
@@ -355,7 +356,40 @@ static const impl_fns fns[NIMPLS] = {
     {NULL, array_holes, array_seq, array_churn}, /* no stale: no handles */
 };
 
-/* ---- --pair: ark and the hand-rolled array in one process ---------- */
+/* ---- --pair and --parts: ark and the hand-rolled array in one process */
+
+/* What both same-process modes use: the random order and handle arrays
+ * for N elements of ark (ah, ap) and of slotarray (sh, sp). */
+typedef struct same_process {
+    uint32_t *perm;
+    ark_handle *ah, *ap;
+    sa_handle *sh, *sp;
+} same_process;
+
+/* Check a mode's ROUNDS and N and allocate its arrays; false (usage
+ * printed) when they are out of range. */
+static bool same_process_begin(same_process *sp, const char *mode, int rounds,
+                               size_t n) {
+    if (rounds < 1 || rounds > BENCH_PAIR_MAX || n < 1 || n > UINT32_MAX) {
+        fprintf(stderr, "bench_pool: %s ROUNDS (1-%d) [N]\n", mode,
+                BENCH_PAIR_MAX);
+        return false;
+    }
+    sp->perm = perm_make(n);
+    sp->ah = xmalloc(n * sizeof *sp->ah);
+    sp->ap = xmalloc(n * sizeof *sp->ap);
+    sp->sh = xmalloc(n * sizeof *sp->sh);
+    sp->sp = xmalloc(n * sizeof *sp->sp);
+    return true;
+}
+
+static void same_process_end(same_process *sp) {
+    free(sp->sp);
+    free(sp->sh);
+    free(sp->ap);
+    free(sp->ah);
+    free(sp->perm);
+}
 
 /* bench_pool --pair ROUNDS [N]: one seq run (N elements, default 1M) of
  * ark and of slotarray in turn, ROUNDS times, the order swapped every
@@ -367,14 +401,10 @@ static const impl_fns fns[NIMPLS] = {
 static int pair_main(int rounds, size_t n) {
     static const char *const names[SEQ_ROWS] = {"insert", "iterate", "get_seq",
                                                 "get_random", "remove_random"};
-    if (rounds < 1 || rounds > BENCH_PAIR_MAX || n < 1 || n > UINT32_MAX) {
-        fprintf(stderr, "bench_pool: --pair ROUNDS (1-%d) [N]\n",
-                BENCH_PAIR_MAX);
+    same_process m;
+    if (!same_process_begin(&m, "--pair", rounds, n)) {
         return 2;
     }
-    uint32_t *perm = perm_make(n);
-    ark_handle *ah = xmalloc(n * sizeof *ah), *ap = xmalloc(n * sizeof *ap);
-    sa_handle *sh = xmalloc(n * sizeof *sh), *sp = xmalloc(n * sizeof *sp);
     static double t[2][SEQ_ROWS][BENCH_PAIR_MAX];
     uint64_t b[SEQ_ROWS], e[SEQ_ROWS], c[2][SEQ_ROWS];
     int status = 0;
@@ -382,9 +412,9 @@ static int pair_main(int rounds, size_t n) {
         for (int turn = 0; turn < 2; turn++) {
             int who = (r + turn) & 1; /* 0 ark, 1 slotarray */
             if (who == 0) {
-                ark_seq_once(n, perm, ah, ap, b, e, c[0], NULL);
+                ark_seq_once(n, m.perm, m.ah, m.ap, b, e, c[0], NULL);
             } else {
-                sa_seq_once(n, perm, sh, sp, b, e, c[1], NULL);
+                sa_seq_once(n, m.perm, m.sh, m.sp, b, e, c[1], NULL);
             }
             for (int w = 0; w < SEQ_ROWS; w++) {
                 t[who][w][r] = (double)(e[w] - b[w]) / (double)n;
@@ -402,13 +432,11 @@ static int pair_main(int rounds, size_t n) {
             bench_pair_row(names[w], t[0][w], t[1][w], rounds);
         }
     }
-    free(sp);
-    free(sh);
-    free(ap);
-    free(ah);
-    free(perm);
+    same_process_end(&m);
     return status;
 }
+
+#include "pool_parts.h"
 
 /* Workload-major: every selected implementation runs one workload before
  * any runs the next, in an order that rotates per workload, so the
@@ -420,6 +448,11 @@ int main(int argc, char **argv) {
         return pair_main(atoi(argv[2]),
                          argc >= 4 ? (size_t)strtoull(argv[3], NULL, 10)
                                    : 1000000);
+    }
+    if (argc >= 3 && strcmp(argv[1], "--parts") == 0) {
+        return parts_main(atoi(argv[2]),
+                          argc >= 4 ? (size_t)strtoull(argv[3], NULL, 10)
+                                    : 1000000);
     }
     bench_args args = bench_parse(argc, argv, impls, NIMPLS);
     sizes s = sizes_for(args.mode);
