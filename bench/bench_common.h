@@ -170,18 +170,15 @@ static inline void bench_print_build(void) {
 #else
     const char *cc = "compiler";
 #endif
-#ifdef __OPTIMIZE__
-    const char *opt = "optimized";
+#ifdef ARK_BENCH_FLAGS
+    const char *flags = ARK_BENCH_FLAGS; /* from bench/CMakeLists.txt */
+#elif defined(__OPTIMIZE__) && defined(NDEBUG)
+    const char *flags = "optimized, NDEBUG";
 #else
-    const char *opt = "not optimized";
+    const char *flags = "not a release build";
 #endif
-#ifdef NDEBUG
-    const char *dbg = "NDEBUG";
-#else
-    const char *dbg = "asserts on";
-#endif
-    printf("# %s, %ld cores; %s %s, %s, %s\n", model,
-           sysconf(_SC_NPROCESSORS_ONLN), cc, __VERSION__, opt, dbg);
+    printf("# %s, %ld cores; %s %s, flags: %s\n", model,
+           sysconf(_SC_NPROCESSORS_ONLN), cc, __VERSION__, flags);
 }
 
 /* The header of a --pair table: what ran, then the columns. */

@@ -17,6 +17,8 @@ if(ARK_BENCH_PEERS)
   target_include_directories(bench_idmap_peers PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_features(bench_idmap_peers PRIVATE cxx_std_17)
   target_compile_options(bench_idmap_peers PRIVATE -Wall -Wextra)
+  string(STRIP "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${ARK_BENCH_CONFIG}}" ARK_BENCH_CXX_FLAGS)
+  target_compile_definitions(bench_idmap_peers PRIVATE "ARK_BENCH_FLAGS=\"${ARK_BENCH_CXX_FLAGS}\"")
   target_link_libraries(bench_idmap_peers PRIVATE ark) # its --pair mode
   find_package(absl CONFIG QUIET)
   if(absl_FOUND)
