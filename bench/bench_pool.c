@@ -368,27 +368,27 @@ typedef struct same_process {
 
 /* Check a mode's ROUNDS and N and allocate its arrays; false (usage
  * printed) when they are out of range. */
-static bool same_process_begin(same_process *sp, const char *mode, int rounds,
+static bool same_process_begin(same_process *m, const char *mode, int rounds,
                                size_t n) {
     if (rounds < 1 || rounds > BENCH_PAIR_MAX || n < 1 || n > UINT32_MAX) {
         fprintf(stderr, "bench_pool: %s ROUNDS (1-%d) [N]\n", mode,
                 BENCH_PAIR_MAX);
         return false;
     }
-    sp->perm = perm_make(n);
-    sp->ah = xmalloc(n * sizeof *sp->ah);
-    sp->ap = xmalloc(n * sizeof *sp->ap);
-    sp->sh = xmalloc(n * sizeof *sp->sh);
-    sp->sp = xmalloc(n * sizeof *sp->sp);
+    m->perm = perm_make(n);
+    m->ah = xmalloc(n * sizeof *m->ah);
+    m->ap = xmalloc(n * sizeof *m->ap);
+    m->sh = xmalloc(n * sizeof *m->sh);
+    m->sp = xmalloc(n * sizeof *m->sp);
     return true;
 }
 
-static void same_process_end(same_process *sp) {
-    free(sp->sp);
-    free(sp->sh);
-    free(sp->ap);
-    free(sp->ah);
-    free(sp->perm);
+static void same_process_end(same_process *m) {
+    free(m->sp);
+    free(m->sh);
+    free(m->ap);
+    free(m->ah);
+    free(m->perm);
 }
 
 /* bench_pool --pair ROUNDS [N]: one seq run (N elements, default 1M) of
