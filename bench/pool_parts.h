@@ -49,7 +49,8 @@ part_remove(ark_pool *p, ark_handle h, bool bitmap, bool ring) {
     }
     if (ring) {
         ark__slot_release(&v->slots, i, slot);
-    } else {
+    } else { /* ark__slot_release (core.h) without its enqueue: keep the
+              * two in step */
         uint32_t *w = (uint32_t *)(void *)slot;
         uint32_t stamp = w[0];
         w[0] = 0;
