@@ -12,6 +12,7 @@
 #include "ark/core.h"
 #include "ark/idmap.h"
 #include "ark/idset.h"
+#include "ark/io.h"
 #include "ark/mainq.h"
 #include "ark/pool.h"
 #include "ark/ref.h"

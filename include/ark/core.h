@@ -113,7 +113,8 @@ typedef uint64_t ark_handle;
     X(ARK_EINVAL, "invalid argument")                                          \
     X(ARK_EEXIST, "already present")                                           \
     X(ARK_ENOTFOUND, "not found")                                              \
-    X(ARK_ECORRUPT, "rejected input data")
+    X(ARK_ECORRUPT, "rejected input data")                                    \
+    X(ARK_EIO, "a read or write failed")
 
 /* The result of every fallible ark call. ARK_OK is 0. */
 typedef enum ark_status {
