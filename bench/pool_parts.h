@@ -22,8 +22,9 @@
  *
  * The three reduced variants are wrong pools, built for measuring only:
  * each is destroyed right after its loop, never read again. They go
- * through the same private inline functions as ark_pool_remove (pool.h,
- * core.h), so they differ from it in the part they leave out alone.
+ * through the same private inline functions as ark_pool_remove
+ * (ark/internal/pool.h and core.h), so they differ from it in the part
+ * they leave out alone, and copy none of its code.
  */
 #ifndef ARK_BENCH_POOL_PARTS_H
 #define ARK_BENCH_POOL_PARTS_H
@@ -36,11 +37,11 @@ static const char *const part_names[NPARTS] = {"ark", "no_bitmap", "no_ring",
 /* ark_pool_remove with the bitmap clear and the ring push each optional
  * (compile-time constants at every call, so each variant is its own
  * straight-line loop). */
-ARK_ALWAYS_INLINE static inline ark_status
+ARK__ALWAYS_INLINE static inline ark_status
 part_remove(ark_pool *p, ark_handle h, bool bitmap, bool ring) {
     ark__pool_view *v = ark__pool_view_mut(p);
     uint64_t i;
-    char *slot = ark__slot_removable(&v->slots, h, &i);
+    char *slot = ark__slots_removable(&v->slots, h, &i);
     if (slot == NULL) {
         return ark__pool_remove_slow(p, h);
     }
@@ -48,13 +49,9 @@ part_remove(ark_pool *p, ark_handle h, bool bitmap, bool ring) {
         ark__pool_unlink(v, i);
     }
     if (ring) {
-        ark__slot_release(&v->slots, i, slot);
-    } else { /* ark__slot_release (core.h) without its enqueue: keep the
-              * two in step */
-        uint32_t *w = (uint32_t *)(void *)slot;
-        uint32_t stamp = w[0];
-        w[0] = 0;
-        w[1] = stamp;
+        ark__slots_release(&v->slots, i, slot);
+    } else { /* ark__slots_release without its enqueue */
+        ark__slots_unstamp(slot);
     }
     return ARK_OK;
 }

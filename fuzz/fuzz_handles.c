@@ -121,7 +121,7 @@ static ark_handle c_unseal(ark_handle w) {
 }
 static ark_status c_validate(void) {
     return m.is_table ? ark__table_validate(m.t, false)
-                      : ark__pool_validate(m.p);
+                      : ark_pool_validate(m.p);
 }
 
 /* ---- the model ---- */

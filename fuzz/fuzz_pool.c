@@ -213,7 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         }
         FUZZ_REQUIRE(ark_pool_count(p) == live_count(&m));
-        FUZZ_REQUIRE(ark__pool_validate(p) == ARK_OK);
+        FUZZ_REQUIRE(ark_pool_validate(p) == ARK_OK);
     }
     ark_pool_destroy(p);
     FUZZ_REQUIRE(fa.live == 0);

@@ -17,7 +17,7 @@
 #define ARK_FUZZ_SNAPSHOT_H
 
 #include "fuzz_common.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 typedef struct snap_mem {
     uint8_t *data;

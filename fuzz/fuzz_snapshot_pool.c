@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(m.data);
         return 0;
     }
-    FUZZ_REQUIRE(ark__pool_validate(p) == ARK_OK);
+    FUZZ_REQUIRE(ark_pool_validate(p) == ARK_OK);
     /* Save it and load that: the same bytes again. */
     snap_mem out = {NULL, 0, 0, 0};
     ark_writer w = {snap_mem_write, &out};
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
     FUZZ_REQUIRE(ark_pool_flush(p) == ark_pool_flush(q));
-    FUZZ_REQUIRE(ark__pool_validate(p) == ARK_OK);
+    FUZZ_REQUIRE(ark_pool_validate(p) == ARK_OK);
     ark_pool_destroy(p);
     ark_pool_destroy(q);
     FUZZ_REQUIRE(fa.live == 0);

@@ -37,63 +37,64 @@
  */
 #include "ark/idmap.h"
 
-#include "core_internal.h"
-#include "vmem_internal.h"
+#include "base/base.h"
+#include "base/vmem.h"
 
 #include <assert.h>
 #include <string.h>
 
 /* The one external definition of each inline function of idmap.h. */
-ARK_INLINE_API extern inline uint64_t ark__idmap_mul(uint64_t seed);
-ARK_INLINE_API extern inline uint64_t
+ARK__INLINE_API extern inline uint64_t ark__idmap_mul(uint64_t seed);
+ARK__INLINE_API extern inline uint64_t
 ark__idmap_hash(uint64_t seed, uint64_t mul, uint64_t key);
-ARK_INLINE_API extern inline uint64_t ark__idmap_hash_in(const ark_idmap *m,
-                                                         uint64_t key);
-ARK_INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
-ARK_INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
-ARK_INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
-ARK_INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
-ARK_INLINE_API extern inline bool ark__idmap_overflowed(const uint8_t *ctrl,
-                                                        size_t g, uint64_t h);
-ARK_INLINE_API extern inline ark__idmap_group ark__idmap_load(const uint8_t *p);
-ARK_INLINE_API extern inline ark__idmap_mask
+ARK__INLINE_API extern inline uint64_t ark__idmap_hash_in(const ark_idmap *m,
+                                                          uint64_t key);
+ARK__INLINE_API extern inline uint32_t ark__idmap_tagw(uint64_t h);
+ARK__INLINE_API extern inline uint8_t ark__idmap_tag(uint64_t h);
+ARK__INLINE_API extern inline unsigned ark__idmap_ofw_bit(uint64_t h);
+ARK__INLINE_API extern inline uint8_t ark__idmap_ofw(uint64_t h);
+ARK__INLINE_API extern inline bool ark__idmap_overflowed(const uint8_t *ctrl,
+                                                         size_t g, uint64_t h);
+ARK__INLINE_API extern inline ark__idmap_group
+ark__idmap_load(const uint8_t *p);
+ARK__INLINE_API extern inline ark__idmap_mask
 ark__idmap_match(ark__idmap_group g, uint32_t w);
 #if !defined(ARK__IDMAP_SSE2)
-ARK_INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
+ARK__INLINE_API extern inline ark__idmap_mask ark__idmap_zero8(uint64_t x);
 #endif
-ARK_INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
-ARK_INLINE_API extern inline uint8_t ark__idmap_clear(uint8_t *ctl);
-ARK_INLINE_API extern inline ark__idmap_mask
+ARK__INLINE_API extern inline unsigned ark__idmap_first(ark__idmap_mask m);
+ARK__INLINE_API extern inline uint8_t ark__idmap_clear(uint8_t *ctl);
+ARK__INLINE_API extern inline ark__idmap_mask
 ark__idmap_full(const uint8_t *ctrl);
-ARK_INLINE_API extern inline ark__idmap_mask
+ARK__INLINE_API extern inline ark__idmap_mask
 ark__idmap_empty(const uint8_t *ctrl);
-ARK_INLINE_API extern inline void ark__idmap_store(ark_idmap *m, size_t g,
-                                                   unsigned i, uint64_t h,
-                                                   uint64_t key,
-                                                   uint64_t value);
-ARK_INLINE_API extern inline ark_idmap_slot *
+ARK__INLINE_API extern inline void ark__idmap_store(ark_idmap *m, size_t g,
+                                                    unsigned i, uint64_t h,
+                                                    uint64_t key,
+                                                    uint64_t value);
+ARK__INLINE_API extern inline ark__idmap_slot *
 ark__idmap_in_group(const ark_idmap *m, size_t g, uint64_t key, uint32_t tag,
                     uint8_t **ctl);
-ARK_INLINE_API extern inline uint8_t *
-ark__idmap_ctl_of(const ark_idmap *m, const ark_idmap_slot *s);
-ARK_INLINE_API extern inline ark_idmap_slot *
+ARK__INLINE_API extern inline uint8_t *
+ark__idmap_ctl_of(const ark_idmap *m, const ark__idmap_slot *s);
+ARK__INLINE_API extern inline ark__idmap_slot *
 ark__idmap_find_h(const ark_idmap *m, uint64_t key, uint64_t h, uint8_t **ctl);
-ARK_INLINE_API extern inline ark_idmap_slot *ark__idmap_find(const ark_idmap *m,
-                                                             uint64_t key);
+ARK__INLINE_API extern inline ark__idmap_slot *
+ark__idmap_find(const ark_idmap *m, uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                          uint64_t *value);
 ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
 ARK_API extern inline bool ark_idmap_take(ark_idmap *m, uint64_t key,
                                           uint64_t *old);
 ARK_API extern inline bool ark_idmap_remove(ark_idmap *m, uint64_t key);
-ARK_INLINE_API extern inline ark_status
+ARK__INLINE_API extern inline ark_status
 ark__idmap_put_at(ark_idmap *m, uint64_t key, uint64_t value, bool overwrite);
 ARK_API extern inline ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
                                                uint64_t value);
 ARK_API extern inline ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
                                                   uint64_t value);
-ARK_INLINE_API extern inline void ark__idmap_iter_step(ark_idmap_iter *it);
-ARK_INLINE_API extern inline ark_idmap_iter
+ARK__INLINE_API extern inline void ark__idmap_iter_step(ark_idmap_iter *it);
+ARK__INLINE_API extern inline ark_idmap_iter
 ark__idmap_iter_from(const ark_idmap *m, size_t g);
 ARK_API extern inline ark_idmap_iter ark_idmap_iter_begin(const ark_idmap *m);
 ARK_API extern inline bool ark_idmap_iter_valid(const ark_idmap_iter *it);
@@ -120,14 +121,14 @@ const ark__idmap_words ark__idmap_keep[16] = {
     KEEP(12), KEEP(13), KEEP(14), KEEP(15)};
 #endif
 
-ark_idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
-                                   uint64_t h) {
+ark__idmap_slot *ark__idmap_find_on(const ark_idmap *m, uint64_t key,
+                                    uint64_t h) {
     uint32_t tag = ark__idmap_tagw(h);
     size_t g = (size_t)h & m->gmask;
     for (size_t step = 1; step < m->probe_limit; step++) {
         g = (g + step) & m->gmask;
         uint8_t *ctl;
-        ark_idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
+        ark__idmap_slot *s = ark__idmap_in_group(m, g, key, tag, &ctl);
         if (s != NULL || !ark__idmap_overflowed(m->ctrl, g, h)) {
             return s;
         }
@@ -142,13 +143,13 @@ static size_t load_limit(size_t g) { return g * ARK__IDMAP_SLOTS * 7 / 8; }
  * (g <= ARK__IDMAP_MAX_GROUPS, so neither can overflow: 240 * 2^32 on
  * 64-bit systems, 240 * 2^22 on 32-bit ones). */
 static size_t slots_bytes(size_t g) {
-    return g * ARK__IDMAP_SLOTS * sizeof(ark_idmap_slot);
+    return g * ARK__IDMAP_SLOTS * sizeof(ark__idmap_slot);
 }
 static size_t ctrl_bytes(size_t g) { return g * 16; }
 
 /* place() past a full home group, probing at most limit groups. */
-ARK_NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
-                                       uint64_t value, size_t limit) {
+ARK__NOINLINE static unsigned place_far(ark_idmap *m, uint64_t h, uint64_t key,
+                                        uint64_t value, size_t limit) {
     uint8_t ofw = ark__idmap_ofw(h);
     size_t g = (size_t)h & m->gmask;
     for (size_t step = 1; step <= limit; step++) {
@@ -224,7 +225,7 @@ static bool count_probe(probe_stats *st, unsigned probes) {
 #define REGION_MAX_GROUPS ((size_t)1 << 24)
 
 typedef struct table {
-    ark_idmap_slot *slots;
+    ark__idmap_slot *slots;
     uint8_t *ctrl;
     void *region; /* NULL: one block from the allocator */
     size_t region_groups, committed;
@@ -276,7 +277,7 @@ static bool region_new(table *t, size_t g) {
     t->region_groups = room;
     t->committed = 0;
     char *base = (char *)ark__round_up((size_t)(uintptr_t)t->region, align);
-    t->slots = (ark_idmap_slot *)(void *)base;
+    t->slots = (ark__idmap_slot *)(void *)base;
     t->ctrl = (uint8_t *)base + ark__round_up(slots_bytes(room), align);
     ark__vmem_hint_huge(base, region_bytes(room) - align);
     if (!region_commit(t, g)) {
@@ -383,9 +384,9 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
     fill_cache fc = {{SIZE_MAX, SIZE_MAX}, {0, 0}};
     for (size_t og = 0; og < m->groups; og++) {
         ark__idmap_mask full = ark__idmap_full(m->ctrl + og * 16);
-        const ark_idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
+        const ark__idmap_slot *s = m->slots + og * ARK__IDMAP_SLOTS;
         while (full != 0) {
-            const ark_idmap_slot *e = s + ark__ctz64(full);
+            const ark__idmap_slot *e = s + ark__ctz64(full);
             unsigned probes = place_new(n, &fc, ark__idmap_hash_in(n, e->key),
                                         e->key, e->value, ARK_IDMAP_MAX_PROBE);
             if (probes == 0 || count_probe(st, probes)) {
@@ -494,7 +495,7 @@ static ark_status grow_in_place(ark_idmap *m, size_t g) {
         ark__idmap_mask full = ark__idmap_full(ctrl + og * 16);
         while (full != 0) {
             unsigned i = ark__ctz64(full);
-            ark_idmap_slot e = m->slots[og * ARK__IDMAP_SLOTS + i];
+            ark__idmap_slot e = m->slots[og * ARK__IDMAP_SLOTS + i];
             ctrl[og * 16 + i] = 0;
             if (fc.g[0] == og) { /* og lies in the lower half */
                 fc.empty[0] |= 1u << i;
@@ -633,7 +634,7 @@ static void rebuild_overflow(ark_idmap *m) {
 
 /* Make room for one more entry: grow when the table is (nearly) full,
  * otherwise clear stale overflow bits. On ENOMEM the map is unchanged. */
-ARK_NOINLINE static ark_status make_room(ark_idmap *m) {
+ARK__NOINLINE static ark_status make_room(ark_idmap *m) {
     size_t limit = load_limit(m->groups);
     if (m->count < limit - limit / 4) {
         rebuild_overflow(m);
@@ -669,7 +670,7 @@ static ark_status reseed(ark_idmap *m) {
 /* Count an insert that probed past its home group; re-seed when the
  * counts say flood. The key is in: without memory the map keeps its seed
  * and stays correct. */
-ARK_NOINLINE static void note_far(ark_idmap *m, unsigned probes) {
+ARK__NOINLINE static void note_far(ark_idmap *m, unsigned probes) {
     if (count_probe(&m->stats, probes)) {
         (void)reseed(m);
     }
@@ -687,8 +688,8 @@ static inline void count_insert(ark_idmap *m, unsigned probes) {
 
 /* Insert key (absent) when the table must make room first or its probe
  * sequence is past the hard bound. On ENOMEM the map is unchanged. */
-ARK_NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
-                                        uint64_t value) {
+ARK__NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
+                                         uint64_t value) {
     if (m->count >= m->max_load) {
         ark_status s = make_room(m);
         if (s != ARK_OK) {
@@ -726,9 +727,9 @@ ark_status ark__idmap_put_on(ark_idmap *m, uint64_t key, uint64_t value,
     assert(m != NULL);
     /* The inline path has searched the home group: key can only lie further
      * along its probe sequence, and only if the home group overflowed. */
-    ark_idmap_slot *s = ark__idmap_overflowed(m->ctrl, (size_t)h & m->gmask, h)
-                            ? ark__idmap_find_on(m, key, h)
-                            : NULL;
+    ark__idmap_slot *s = ark__idmap_overflowed(m->ctrl, (size_t)h & m->gmask, h)
+                             ? ark__idmap_find_on(m, key, h)
+                             : NULL;
     if (s == NULL) {
         return add(m, key, h, value);
     }
@@ -766,4 +767,44 @@ void ark_idmap_each(const ark_idmap *m,
             return;
         }
     }
+}
+
+/* Whether key (hash h), found in slot i of the table, lies where the probe
+ * rules put it: within ARK_IDMAP_MAX_PROBE groups of its home, with its
+ * overflow bit set in every group it passes, and found by a lookup. */
+static bool placed_right(const ark_idmap *m, size_t i, uint64_t h) {
+    size_t g = i / ARK__IDMAP_SLOTS;
+    size_t p = (size_t)h & m->gmask, probes = 1;
+    for (size_t step = 1; p != g; step++) {
+        if ((m->ctrl[p * 16 + 15] & ark__idmap_ofw(h)) == 0 ||
+            probes == ARK_IDMAP_MAX_PROBE) {
+            return false;
+        }
+        p = (p + step) & m->gmask;
+        probes++;
+    }
+    return ark__idmap_find(m, m->slots[i].key) == &m->slots[i];
+}
+
+ark_status ark_idmap_validate(const ark_idmap *m) {
+    if (m->groups == 0) {
+        return m->count == 0 && m->gmask == 0 ? ARK_OK : ARK_ECORRUPT;
+    }
+    if (m->gmask != m->groups - 1 || (m->groups & m->gmask) != 0 ||
+        m->count > m->max_load || m->mul != ark__idmap_mul(m->seed)) {
+        return ARK_ECORRUPT;
+    }
+    size_t full = 0;
+    for (size_t i = 0; i < m->groups * ARK__IDMAP_SLOTS; i++) {
+        uint8_t c = m->ctrl[i / ARK__IDMAP_SLOTS * 16 + i % ARK__IDMAP_SLOTS];
+        if (c == 0) {
+            continue;
+        }
+        full++;
+        uint64_t h = ark__idmap_hash_in(m, m->slots[i].key);
+        if (c != ark__idmap_tag(h) || !placed_right(m, i, h)) {
+            return ARK_ECORRUPT;
+        }
+    }
+    return full == m->count ? ARK_OK : ARK_ECORRUPT;
 }

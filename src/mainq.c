@@ -31,7 +31,7 @@
 
 #include "ark/mainq.h"
 
-#include "core_internal.h"
+#include "base/base.h"
 
 #include <assert.h>
 #include <stdatomic.h>

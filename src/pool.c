@@ -20,9 +20,9 @@
  */
 #include "ark/pool.h"
 
+#include "base/vmem.h"
+#include "engine/slots.h"
 #include "pool_internal.h"
-#include "slots.h"
-#include "vmem_internal.h"
 
 #include <assert.h>
 #include <string.h>
@@ -32,23 +32,25 @@ ARK_API extern inline void *ark_pool_get(const ark_pool *p, ark_handle h);
 ARK_API extern inline ark_status ark_pool_insert(ark_pool *p, const void *elem,
                                                  ark_handle *out);
 ARK_API extern inline ark_status ark_pool_remove(ark_pool *p, ark_handle h);
-ARK_INLINE_API extern inline ark__pool_view *ark__pool_view_mut(ark_pool *p);
-ARK_INLINE_API extern inline void ark__pool_link(ark__pool_view *v, uint64_t i);
-ARK_INLINE_API extern inline char *ark__pool_take_any(ark__pool_view *v,
-                                                      uint64_t *i);
-ARK_INLINE_API extern inline char *ark__pool_take(ark__pool_view *v,
-                                                  uint64_t *i);
-ARK_INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,
-                                                   uint64_t i);
-ARK_INLINE_API extern inline const ark__pool_view *
+ARK__INLINE_API extern inline ark__pool_view *ark__pool_view_mut(ark_pool *p);
+ARK__INLINE_API extern inline void ark__pool_link(ark__pool_view *v,
+                                                  uint64_t i);
+ARK__INLINE_API extern inline char *ark__pool_take_any(ark__pool_view *v,
+                                                       uint64_t *i);
+ARK__INLINE_API extern inline char *ark__pool_take(ark__pool_view *v,
+                                                   uint64_t *i);
+ARK__INLINE_API extern inline void ark__pool_unlink(ark__pool_view *v,
+                                                    uint64_t i);
+ARK__INLINE_API extern inline const ark__pool_view *
 ark__pool_view_of(const ark_pool *p);
-ARK_INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
-ARK_INLINE_API extern inline int ark__pool_iter_step(ark_pool_iter *it);
-ARK_INLINE_API extern inline void
+ARK__INLINE_API extern inline bool ark__pool_iter_advance(ark_pool_iter *it);
+ARK__INLINE_API extern inline int ark__pool_iter_step(ark_pool_iter *it);
+ARK__INLINE_API extern inline void
 ark__pool_iter_at(ark_pool_iter *it, char *slot, uint64_t hb, uint32_t stamp);
-ARK_INLINE_API extern inline unsigned ark__pool_full_words(const uint64_t *l);
-ARK_INLINE_API extern inline uint64_t ark__pool_issued(const ark__pool_view *p);
-ARK_INLINE_API extern inline uint64_t
+ARK__INLINE_API extern inline unsigned ark__pool_full_words(const uint64_t *l);
+ARK__INLINE_API extern inline uint64_t
+ark__pool_issued(const ark__pool_view *p);
+ARK__INLINE_API extern inline uint64_t
 ark__pool_word(const ark__pool_view *p, uint64_t w, uint64_t issued);
 ARK_API extern inline ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 ARK_API extern inline bool ark_pool_iter_valid(const ark_pool_iter *it);
@@ -60,23 +62,6 @@ ARK_API extern inline void ark_pool_iter_next(ark_pool_iter *it);
 /* Pages from the allocator hold about this many bytes of slots (at least
  * 64 slots, at most 4096). */
 #define PAGE_BYTES ((size_t)256 << 10)
-
-struct ark_pool {
-    ark__pool_view view; /* first: read by pool.h */
-    ark__slots s;
-    size_t live_words; /* words allocated for view.live */
-    char **pages;      /* pages past the reserved range */
-    size_t *by_addr;   /* page numbers sorted by address, for handle_of */
-    size_t npages, pages_cap, addr_cap;
-    char *flat;            /* the reserved range (2 MiB aligned), or NULL */
-    char *flat_base;       /* the reservation (flat is aligned inside) */
-    size_t flat_bytes;     /* its size */
-    uint64_t flat_slots;   /* slots the reservation holds */
-    size_t flat_committed; /* bytes from flat committed */
-    size_t page_bytes, page_align;
-    void (*on_remove)(void *elem, ark_handle h, void *user);
-    void *user;
-};
 
 /* What slot 0 reads as while the pool has no storage: a free stamp. */
 static const uint64_t empty_slot[1];
@@ -118,7 +103,7 @@ static uint64_t pool_next_live(const void *c, uint64_t from) {
 
 static ark_status pool_grow(void *c, uint64_t want);
 
-static const ark__slot_ops pool_ops = {
+static const ark__slots_ops pool_ops = {
     pool_grow, pool_unlink_slot, pool_run_hook, pool_drop_slot, pool_next_live};
 
 /* ---- storage ----------------------------------------------------------- */
@@ -166,7 +151,7 @@ static uint64_t flat_slots_in(const ark_pool *p, size_t end) {
 
 /* Commit the reserved range up to end bytes; nflat follows. */
 static ark_status grow_flat(ark_pool *p, size_t end) {
-    ark__slot_view *v = &p->view.slots;
+    ark__slots_view *v = &p->view.slots;
     if (end > p->flat_committed) {
         if (ark__vmem_commit(p->flat + p->flat_committed,
                              end - p->flat_committed) != 0) {
@@ -216,7 +201,7 @@ static ark_status add_page(ark_pool *p) {
     }
     by_addr[pos] = p->npages;
     pages[p->npages++] = page;
-    ark__slot_view *v = &p->view.slots;
+    ark__slots_view *v = &p->view.slots;
     if (v->cap == 0) {
         v->nflat = 0; /* no reserved range: pages from slot 0 on */
     }
@@ -230,7 +215,7 @@ static ark_status add_page(ark_pool *p) {
  * cap, and a failure leaves only unused spare room. */
 static ark_status pool_grow(void *c, uint64_t want) {
     ark_pool *p = c;
-    ark__slot_view *v = &p->view.slots;
+    ark__slots_view *v = &p->view.slots;
     size_t end = flat_end(p, want);
     uint64_t cap = v->cap < p->flat_slots ? flat_slots_in(p, end) : v->cap;
     if (cap < want) {
@@ -263,7 +248,7 @@ static unsigned page_shift_for(size_t stride, unsigned index_bits) {
  * max_elements + 1 (slot 0), or the default reservation's worth; a
  * multiple of 64 unless it covers the whole index space. */
 static void reserve_flat(ark_pool *p, const ark_pool_config *cfg) {
-    ark__slot_view *v = &p->view.slots;
+    ark__slots_view *v = &p->view.slots;
     size_t vm_page = ark__vmem_page_size();
     if (cfg->allocator != NULL || vm_page == 0 || vm_page > HUGE) {
         return;
@@ -324,7 +309,7 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         ark__free(&a, p, sizeof *p);
         return st;
     }
-    ark__slot_view *v = &p->view.slots;
+    ark__slots_view *v = &p->view.slots;
     v->data_off = ark__round_up(4, align);
     v->stride =
         ark__round_up(v->data_off + cfg->elem_size, align < 4 ? 4 : align);
@@ -383,7 +368,7 @@ static ark_status pool_add(ark_pool *p, const void *elem, ark_handle *out,
         memcpy(e, elem, p->view.elem_size);
     }
     if (out != NULL) {
-        *out = ark__slot_handle(&p->view.slots, i, slot);
+        *out = ark__slots_handle(&p->view.slots, i, slot);
     }
     *at = e;
     return ARK_OK;
@@ -397,7 +382,7 @@ ark_status ark__pool_insert_slow(ark_pool *p, const void *elem,
     return pool_add(p, elem, out, &e);
 }
 
-static ARK_NOINLINE void *pool_alloc_slow(ark_pool *p, ark_handle *out) {
+static ARK__NOINLINE void *pool_alloc_slow(ark_pool *p, ark_handle *out) {
     char *e;
     return pool_add(p, NULL, out, &e) == ARK_OK ? e : NULL;
 }
@@ -406,13 +391,13 @@ void *ark_pool_alloc(ark_pool *p, ark_handle *out) {
     assert(p != NULL);
     uint64_t i;
     char *slot = ark__pool_take(&p->view, &i);
-    if (ARK_UNLIKELY(slot == NULL)) {
+    if (ARK__UNLIKELY(slot == NULL)) {
         return pool_alloc_slow(p, out);
     }
     char *e = slot + p->view.slots.data_off;
     ark__zero_upto64(e, p->view.elem_size);
     if (out != NULL) {
-        *out = ark__slot_handle(&p->view.slots, i, slot);
+        *out = ark__slots_handle(&p->view.slots, i, slot);
     }
     return e;
 }
@@ -469,7 +454,7 @@ ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire) {
 /* The slot index of address at inside the reserved range or a page, or
  * UINT64_MAX. */
 static uint64_t index_of(const ark_pool *p, uintptr_t at) {
-    const ark__slot_view *v = &p->view.slots;
+    const ark__slots_view *v = &p->view.slots;
     uintptr_t flat = (uintptr_t)p->flat;
     if (p->flat != NULL && at >= flat && at - flat < v->nflat * v->stride) {
         return (at - flat) / v->stride;
@@ -496,13 +481,13 @@ static uint64_t index_of(const ark_pool *p, uintptr_t at) {
 
 ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem) {
     assert(p != NULL);
-    const ark__slot_view *v = &p->view.slots;
+    const ark__slots_view *v = &p->view.slots;
     uint64_t i = index_of(p, (uintptr_t)elem);
     if (i >= v->cap) {
         return ARK_NULL_HANDLE;
     }
-    char *slot = ark__slot_at(v, i);
-    uint32_t stamp = *ark__stamp(slot);
+    char *slot = ark__slots_at(v, i);
+    uint32_t stamp = *ark__slots_stamp(slot);
     if ((const char *)elem != slot + v->data_off || stamp == 0) {
         return ARK_NULL_HANDLE;
     }
@@ -531,8 +516,8 @@ static bool validate_linked(const void *c, uint64_t i) {
     return (p->view.live[i >> 6] >> (i & 63)) & 1;
 }
 
-ark_status ark__pool_validate(const ark_pool *p) {
-    const ark__slot_view *v = &p->view.slots;
+ark_status ark_pool_validate(const ark_pool *p) {
+    const ark__slots_view *v = &p->view.slots;
     if (v->cap > 0 && validate_linked(p, 0)) {
         return ARK_ECORRUPT;
     }
@@ -546,7 +531,7 @@ ark_status ark__pool_validate(const ark_pool *p) {
     return ark__slots_validate(&p->s, validate_linked);
 }
 
-/* ---- snapshots and replication (docs/snapshot.md) ---------------------- */
+/* ---- replication ------------------------------------------------------- */
 
 ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     assert(p != NULL && elem != NULL);
@@ -561,77 +546,5 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     }
     ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
-    return ARK_OK;
-}
-
-ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
-    assert(p != NULL && w != NULL);
-    ark__snap_header hd;
-    memset(&hd, 0, sizeof hd);
-    ark_status st = ark__slots_save_header(&p->s, &hd);
-    if (st != ARK_OK) {
-        return st;
-    }
-    hd.kind = ARK__SNAP_POOL;
-    hd.a = p->view.elem_size;
-    ark__slots_io io = {p->view.elem_size};
-    ark__snap_out o;
-    ark__snap_out_init(&o, w);
-    ark__snap_write_header(&o, &hd, NULL, 0);
-    st = ark__slots_save(&p->s, &o, &io);
-    ark_status wst = ark__snap_write_trailer(&o);
-    return st != ARK_OK ? st : wst;
-}
-
-/* The body of ark_pool_load once p exists. */
-static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
-                                 ark__snap_in *in, const ark__snap_header *hd) {
-    if (hd->b != 0) {
-        return ARK_ECORRUPT; /* unused by pools: one encoding per pool */
-    }
-    if (hd->a != p->view.elem_size) {
-        return ARK_EINVAL;
-    }
-    ark_status st = ark__slots_load_header(&p->s, hd, cfg->seal_key != 0);
-    if (st != ARK_OK) {
-        return st;
-    }
-    ark__slots_io io = {p->view.elem_size};
-    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, p->view.elem_size));
-    st = ark__slots_load(&p->s, in, hd, &io);
-    if (st == ARK_OK) {
-        st = ark__snap_read_trailer(in);
-    }
-#ifndef NDEBUG
-    /* The load checked every value on the way in; the full validation
-     * (a second pass over every slot) confirms it in debug builds. */
-    if (st == ARK_OK && ark__pool_validate(p) != ARK_OK) {
-        st = ARK_ECORRUPT;
-    }
-#endif
-    return st;
-}
-
-ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
-                         const ark_reader *r) {
-    assert(out != NULL && cfg != NULL && r != NULL);
-    ark__snap_in in;
-    ark__snap_in_init(&in, r);
-    ark__snap_header hd;
-    bool mismatch;
-    ark_status st =
-        ark__snap_read_header(&in, &hd, ARK__SNAP_POOL, NULL, 0, &mismatch);
-    ark_pool *p = NULL;
-    if (st == ARK_OK) {
-        st = ark_pool_create(&p, cfg);
-    }
-    if (st == ARK_OK) {
-        st = pool_load_into(p, cfg, &in, &hd);
-    }
-    if (st != ARK_OK) {
-        ark_pool_destroy(p);
-        return st;
-    }
-    *out = p;
     return ARK_OK;
 }

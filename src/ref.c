@@ -11,7 +11,7 @@
  */
 #include "ark/ref.h"
 
-#include "core_internal.h"
+#include "base/base.h"
 
 #include <assert.h>
 #include <string.h>

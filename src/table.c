@@ -31,16 +31,16 @@
  */
 #include "ark/table.h"
 
-#include "slots.h"
+#include "base/vmem.h"
+#include "engine/slots.h"
 #include "table_internal.h"
-#include "vmem_internal.h"
 
 #include <assert.h>
 #include <string.h>
 
 /* The one external definition of each inline function of table.h. */
 ARK_API extern inline size_t ark_table_row(const ark_table *t, ark_handle h);
-ARK_INLINE_API extern inline const ark__table_view *
+ARK__INLINE_API extern inline const ark__table_view *
 ark__table_view_of(const ark_table *t);
 ARK_API extern inline ark_handle ark_table_handle_at(const ark_table *t,
                                                      size_t row);
@@ -59,25 +59,6 @@ ARK_API extern inline void *ark_table_column(const ark_table *t, size_t col);
 
 /* The huge-page size large column regions are aligned to. */
 #define HUGE ((size_t)2 << 20)
-
-struct ark_table {
-    ark__table_view view; /* first: read by table.h */
-    ark__slots s;
-    char **columns;       /* == view.columns, writable */
-    char **spare_columns; /* the other half of the columns array */
-    size_t *sizes;        /* element bytes per column */
-    uint32_t *row_slots;  /* == view.row_slots, writable; cap entries */
-    size_t cap;           /* row capacity of columns and row_slots */
-    size_t max_cap;       /* rows the index space allows, rounded up to 8 */
-    char *vm_base;        /* reservation, or NULL on the allocator path */
-    size_t vm_bytes;      /* bytes reserved */
-    size_t vm_rows;       /* rows reserved per column */
-    size_t page;          /* commit granularity; 0 = no virtual memory */
-    char *block;          /* allocator path: the columns' one block */
-    size_t block_bytes;   /* its size */
-    void (*on_remove)(void *elem, ark_handle h, void *user);
-    void *user;
-};
 
 /* Zero one element; the common sizes get fixed-size stores the compiler
  * inlines (a libc call per column would dominate insert and remove). */
@@ -189,15 +170,11 @@ static void copy_rows(const ark_table *t, char **cols) {
 
 /* ---- what the engine asks of a table ---------------------------------- */
 
-static ark__table_slot *slot_array(const ark_table *t) {
-    return (ark__table_slot *)(void *)t->view.slots.flat;
-}
-
 /* Double the handle slots until want fit (at most the index space); new
  * entries are zero. */
 static ark_status table_grow_slots(void *c, uint64_t want) {
     ark_table *t = c;
-    ark__slot_view *v = &t->view.slots;
+    ark__slots_view *v = &t->view.slots;
     uint64_t ncap = v->cap == 0 ? 64 : v->cap;
     while (ncap < want) {
         ncap *= 2;
@@ -251,7 +228,7 @@ static void pop_row(ark_table *t, size_t r) {
         }
         uint32_t moved = t->row_slots[last];
         t->row_slots[r] = moved;
-        slot_array(t)[moved].row = (uint32_t)r;
+        ark__table_slots(t)[moved].row = (uint32_t)r;
     } else {
         for (size_t k = 0; k < ncolumns; k++) {
             zero_elem(cols[k] + last * sizes[k], sizes[k]);
@@ -267,7 +244,7 @@ static void table_drop_row(void *c, char *slot) {
 
 static uint64_t table_next_live(const void *c, uint64_t from) {
     const ark_table *t = c;
-    const ark__table_slot *slots = slot_array(t);
+    const ark__table_slot *slots = ark__table_slots(t);
     for (uint64_t i = from; i < t->view.slots.issued; i++) {
         if (slots[i].stamp != 0) {
             return i;
@@ -276,9 +253,9 @@ static uint64_t table_next_live(const void *c, uint64_t from) {
     return 0;
 }
 
-static const ark__slot_ops table_ops = {table_grow_slots, table_unlink_slot,
-                                        table_run_hook, table_drop_row,
-                                        table_next_live};
+static const ark__slots_ops table_ops = {table_grow_slots, table_unlink_slot,
+                                         table_run_hook, table_drop_row,
+                                         table_next_live};
 
 /* ---- create and destroy ------------------------------------------------ */
 
@@ -476,9 +453,7 @@ static ark_status grow_columns(ark_table *t, size_t ncap) {
     return ARK_OK;
 }
 
-/* Grow the row capacity (columns and row_slots) to at least want rows,
- * doubling. */
-static ark_status grow_rows(ark_table *t, size_t want) {
+ark_status ark__table_grow_rows(ark_table *t, size_t want) {
     size_t ncap = t->cap == 0 ? FIRST_CAP : t->cap;
     while (ncap < want && ncap < t->max_cap) {
         ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
@@ -520,7 +495,7 @@ static ark_status grow_rows(ark_table *t, size_t want) {
 static ark_status table_take_slow(ark_table *t, uint64_t *i, char **slot) {
     ark_status st = ark__slots_prepare(&t->s);
     if (st == ARK_OK && t->view.rows >= t->cap) {
-        st = grow_rows(t, t->view.rows + 1);
+        st = ark__table_grow_rows(t, t->view.rows + 1);
     }
     if (st == ARK_OK) {
         st = ark__slots_take(&t->s, i, slot);
@@ -532,8 +507,8 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
     assert(t != NULL);
     uint64_t i;
     char *slot = NULL;
-    if (ARK_LIKELY(t->view.rows < t->cap)) {
-        slot = ark__slot_take_fast(&t->view.slots, &i);
+    if (ARK__LIKELY(t->view.rows < t->cap)) {
+        slot = ark__slots_take_fast(&t->view.slots, &i);
     }
     if (slot == NULL) {
         ark_status st = table_take_slow(t, &i, &slot);
@@ -550,7 +525,7 @@ ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row) {
         zero_elem(cols[k] + r * sizes[k], sizes[k]);
     }
     if (out != NULL) {
-        *out = ark__slot_handle(&t->view.slots, i, slot);
+        *out = ark__slots_handle(&t->view.slots, i, slot);
     }
     if (row != NULL) {
         *row = r;
@@ -600,7 +575,7 @@ ark_status ark_table_reserve(ark_table *t, size_t n) {
     }
     ark_status st = ark__slots_reserve(&t->s, n);
     if (st == ARK_OK && n + marked > t->cap) {
-        st = grow_rows(t, n + marked);
+        st = ark__table_grow_rows(t, n + marked);
     }
     return st;
 }
@@ -627,7 +602,7 @@ size_t ark__table_vm_rows(const ark_table *t) {
  * dying, which the engine's validation checks); rows = live + held. */
 static ark_status validate_rows(const ark_table *t) {
     const ark__slots *s = &t->s;
-    const ark__table_slot *slots = slot_array(t);
+    const ark__table_slot *slots = ark__table_slots(t);
     if (t->cap % 8 != 0 || t->view.rows > t->cap ||
         t->view.rows != ark__slots_count(s) + s->held) {
         return ARK_ECORRUPT;
@@ -639,6 +614,10 @@ static ark_status validate_rows(const ark_table *t) {
         }
     }
     return ARK_OK;
+}
+
+ark_status ark_table_validate(const ark_table *t) {
+    return ark__table_validate(t, false);
 }
 
 ark_status ark__table_validate(const ark_table *t, bool all_padding) {
@@ -666,7 +645,7 @@ ark_status ark__table_validate(const ark_table *t, bool all_padding) {
     return ARK_OK;
 }
 
-/* ---- snapshots and replication (docs/snapshot.md) ---------------------- */
+/* ---- replication ------------------------------------------------------- */
 
 ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
     assert(t != NULL);
@@ -674,7 +653,7 @@ ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
      * slot, which can then fail only for memory and leaves the spare rows. */
     ark_status st = ark__slots_insert_at_check(&t->s, h);
     if (st == ARK_OK && t->view.rows >= t->cap) {
-        st = grow_rows(t, t->view.rows + 1);
+        st = ark__table_grow_rows(t, t->view.rows + 1);
     }
     uint64_t i;
     char *slot;
@@ -693,217 +672,5 @@ ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
     if (row != NULL) {
         *row = r;
     }
-    return ARK_OK;
-}
-
-ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
-    assert(t != NULL && w != NULL);
-    ark__snap_header hd;
-    memset(&hd, 0, sizeof hd);
-    ark_status st = ark__slots_save_header(&t->s, &hd);
-    if (st != ARK_OK) {
-        return st;
-    }
-    size_t rows = t->view.rows;
-    hd.kind = ARK__SNAP_TABLE;
-    hd.a = t->view.ncolumns;
-    hd.b = rows;
-    ark__slots_io io = {0};
-    ark__snap_out o;
-    ark__snap_out_init(&o, w);
-    ark__snap_write_header(&o, &hd, t->sizes, t->view.ncolumns);
-    st = ark__slots_save(&t->s, &o, &io);
-    for (size_t r = 0; r < rows; r++) {
-        ark__snap_put32(&o, t->row_slots[r]);
-    }
-    for (size_t k = 0; k < t->view.ncolumns && rows > 0; k++) {
-        ark__snap_put(&o, t->columns[k], rows * t->sizes[k]);
-    }
-    ark_status wst = ark__snap_write_trailer(&o);
-    return st != ARK_OK ? st : wst;
-}
-
-/* Where a load's rows and columns sections come from: the input itself,
- * or those bytes already staged in memory (see stage_body). */
-typedef struct body_src {
-    ark__snap_in *in;
-    const unsigned char *mem; /* staged bytes not yet taken, or NULL */
-} body_src;
-
-static void body_get(body_src *b, void *dst, size_t n) {
-    if (b->mem == NULL) {
-        ark__snap_get(b->in, dst, n);
-        return;
-    }
-    memcpy(dst, b->mem, n);
-    b->mem += n;
-}
-
-/* Bytes a staged body starts with; it doubles from there. */
-#define STAGE_FIRST ((size_t)64 << 10)
-
-/* Read the n bytes of the rows and columns sections into a block from the
- * table's allocator (*cap bytes) that doubles as they arrive. The columns
- * come one after another, so sizing them for every row before their bytes
- * arrive would let a short input claiming many wide rows make the load
- * request (and zero) memory it never delivers. NULL, nothing kept, on
- * failure (*st says why). */
-static unsigned char *stage_body(ark_table *t, ark__snap_in *in, size_t n,
-                                 size_t *cap, ark_status *st) {
-    unsigned char *buf = NULL;
-    size_t got = 0;
-    *cap = 0;
-    while (got < n) {
-        size_t step = n - got < STAGE_FIRST ? n - got : STAGE_FIRST;
-        unsigned char *b =
-            ark__grow_array(&t->s.alloc, buf, cap, got, got + step, 1);
-        if (b == NULL) {
-            *st = ARK_ENOMEM;
-            break;
-        }
-        buf = b;
-        size_t take = (*cap < n ? *cap : n) - got;
-        ark__snap_get(in, buf + got, take);
-        got += take;
-        if (in->st != ARK_OK) {
-            *st = in->st;
-            break;
-        }
-    }
-    if (got < n) {
-        ark__free(&t->s.alloc, buf, *cap);
-        return NULL;
-    }
-    return buf;
-}
-
-/* The rows section: each row names a live or marked slot, each such slot
- * exactly once (eligible: one bit per issued slot, cleared when used). */
-static ark_status load_row_slots(ark_table *t, body_src *b, size_t rows,
-                                 uint64_t *eligible) {
-    const ark__slots *s = &t->s;
-    ark__table_slot *slots = slot_array(t);
-    for (uint64_t i = 1; i < s->v->issued; i++) {
-        if (slots[i].stamp != 0) {
-            eligible[i >> 6] |= (uint64_t)1 << (i & 63);
-        }
-    }
-    for (size_t k = s->pending_done; k < s->npending; k++) {
-        uint64_t i = s->pending[k] & UINT32_MAX;
-        eligible[i >> 6] |= (uint64_t)1 << (i & 63);
-    }
-    for (size_t r = 0; r < rows; r++) {
-        unsigned char le[4];
-        body_get(b, le, sizeof le);
-        if (b->in->st != ARK_OK) {
-            return b->in->st;
-        }
-        uint32_t i = ark__snap_le32(le);
-        uint64_t bit = (uint64_t)1 << (i & 63);
-        if (i >= s->v->issued || (eligible[i >> 6] & bit) == 0) {
-            return ARK_ECORRUPT;
-        }
-        eligible[i >> 6] &= ~bit;
-        t->row_slots[r] = i;
-        slots[i].row = (uint32_t)r;
-    }
-    return ARK_OK;
-}
-
-/* The rows and columns sections, from b, once the slots have arrived. */
-static ark_status load_rows(ark_table *t, body_src *b, size_t rows) {
-    /* rows = live + marked slots, which have all arrived. */
-    ark_status st = rows > t->cap ? grow_rows(t, rows) : ARK_OK;
-    if (st != ARK_OK) {
-        return st;
-    }
-    size_t words = (size_t)((t->view.slots.issued + 63) >> 6);
-    uint64_t *eligible = ark__alloc(&t->s.alloc, words * sizeof *eligible, 0);
-    if (eligible == NULL) {
-        return ARK_ENOMEM;
-    }
-    memset(eligible, 0, words * sizeof *eligible);
-    st = load_row_slots(t, b, rows, eligible);
-    ark__free(&t->s.alloc, eligible, words * sizeof *eligible);
-    for (size_t k = 0; k < t->view.ncolumns && rows > 0 && st == ARK_OK; k++) {
-        body_get(b, t->columns[k], rows * t->sizes[k]);
-    }
-    return st;
-}
-
-/* The rest of ark_table_load once the descriptor is checked: slots,
- * rows, columns, trailer, validation. Columns in reserved address space
- * take memory only as their bytes are written, so they are read in place;
- * from an allocator the rows and columns sections are staged first. */
-static ark_status table_load_body(ark_table *t, ark__snap_in *in,
-                                  const ark__snap_header *hd) {
-    ark__slots_io io = {0};
-    size_t row_bytes = 0;
-    for (size_t k = 0; k < t->view.ncolumns; k++) {
-        row_bytes += t->sizes[k]; /* bounded by check_columns */
-    }
-    size_t rows = (size_t)hd->b;
-    size_t body;
-    if (hd->b != hd->live + hd->npending || hd->b > SIZE_MAX ||
-        ark__mul_overflows(rows, row_bytes + 4, &body)) {
-        return ARK_ECORRUPT;
-    }
-    ark__snap_in_expect(in, ark__slots_snap_bytes(hd, 0));
-    ark__snap_in_expect(in, body);
-    ark_status st = ark__slots_load(&t->s, in, hd, &io);
-    if (st != ARK_OK) {
-        return st;
-    }
-    body_src b = {in, NULL};
-    unsigned char *staged = NULL;
-    size_t staged_cap = 0;
-    if (t->vm_base == NULL && body > 0) {
-        staged = stage_body(t, in, body, &staged_cap, &st);
-        if (staged == NULL) {
-            return st;
-        }
-        b.mem = staged;
-    }
-    st = load_rows(t, &b, rows);
-    ark__free(&t->s.alloc, staged, staged_cap);
-    if (st != ARK_OK) {
-        return st;
-    }
-    t->view.rows = rows;
-    st = ark__snap_read_trailer(in);
-    if (st == ARK_OK && ark__table_validate(t, false) != ARK_OK) {
-        st = ARK_ECORRUPT;
-    }
-    return st;
-}
-
-ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,
-                          const ark_reader *r) {
-    assert(out != NULL && cfg != NULL && r != NULL);
-    ark_table *t = NULL;
-    ark_status st = ark_table_create(&t, cfg);
-    if (st != ARK_OK) {
-        return st;
-    }
-    ark__snap_in in;
-    ark__snap_in_init(&in, r);
-    ark__snap_header hd;
-    bool mismatch;
-    st = ark__snap_read_header(&in, &hd, ARK__SNAP_TABLE, t->sizes,
-                               t->view.ncolumns, &mismatch);
-    if (st == ARK_OK && mismatch) {
-        st = ARK_EINVAL;
-    }
-    if (st == ARK_OK) {
-        st = ark__slots_load_header(&t->s, &hd, cfg->seal_key != 0);
-    }
-    if (st == ARK_OK) {
-        st = table_load_body(t, &in, &hd);
-    }
-    if (st != ARK_OK) {
-        ark_table_destroy(t);
-        return st;
-    }
-    *out = t;
     return ARK_OK;
 }

@@ -4,16 +4,16 @@
  * the OS entropy source and the test allocator itself.
  */
 #include "ark/ark.h"
-#include "core_internal.h"
+#include "base/base.h"
+#include "base/vmem.h"
 #include "harness.h"
-#include "vmem_internal.h"
 
 #include <string.h>
 
 TEST(strerror_covers_every_status) {
-    const ark_status all[] = {ARK_OK,        ARK_ENOMEM,  ARK_EFULL,
-                              ARK_ESTALE,    ARK_ERANGE,  ARK_ENULL,
-                              ARK_EFOREIGN,  ARK_EINVAL,  ARK_EEXIST,
+    const ark_status all[] = {ARK_OK,        ARK_ENOMEM,   ARK_EFULL,
+                              ARK_ESTALE,    ARK_ERANGE,   ARK_ENULL,
+                              ARK_EFOREIGN,  ARK_EINVAL,   ARK_EEXIST,
                               ARK_ENOTFOUND, ARK_ECORRUPT, ARK_EIO};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const char *s = ark_strerror(all[i]);

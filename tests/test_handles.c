@@ -119,7 +119,7 @@ static ark_handle c_unseal(const cont *c, ark_handle w) {
 }
 static ark_status c_validate(const cont *c) {
     return c->k->table ? ark__table_validate(c->t, true)
-                       : ark__pool_validate(c->p);
+                       : ark_pool_validate(c->p);
 }
 
 static ark_status make(const kind *k, cont *c, const hcfg *cfg) {

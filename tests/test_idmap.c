@@ -23,6 +23,9 @@ static size_t next_group(const ark_idmap *m, size_t g, size_t step) {
  * or SIZE_MAX when an invariant fails. */
 static size_t validate(const ark_idmap *m) {
     size_t full = 0, worst = 0;
+    if (ark_idmap_validate(m) != ARK_OK) {
+        return SIZE_MAX;
+    }
     if (m->groups == 0) {
         return m->count == 0 && m->gmask == 0 ? 0 : SIZE_MAX;
     }
@@ -532,7 +535,7 @@ TEST(growth_in_place) {
     uint64_t *keys = malloc(n * sizeof *keys);
     uint64_t salt = harness_rand(&state);
     size_t groups = 0, in_place = 0;
-    const ark_idmap_slot *slots = NULL;
+    const ark__idmap_slot *slots = NULL;
     for (size_t i = 0; i < n; i++) {
         keys[i] = (i * 0x9e3779b97f4a7c15ull) ^ salt; /* distinct */
         CHECK_OK(ark_idmap_insert(m, keys[i], i));

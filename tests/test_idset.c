@@ -4,7 +4,7 @@
  */
 #include "ark/ark.h"
 #include "harness.h"
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -101,7 +101,7 @@ TEST(insert_get_remove_roundtrip) {
     CHECK_STATUS(ark_pool_check(p, h[7]), ARK_ESTALE);
     CHECK_STATUS(ark_pool_remove(p, h[7]), ARK_ESTALE);
     CHECK_EQ(ark_pool_count(p), 99);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
 }
 
@@ -141,7 +141,7 @@ TEST(insert_copies_every_element_size) {
             CHECK_OK(ark_pool_remove(p, h[k]));
         }
         fill_and_check(p, sz, h, N); /* half of them reused slots */
-        CHECK_OK(ark__pool_validate(p));
+        CHECK_OK(ark_pool_validate(p));
         ark_pool_destroy(p);
     }
 }
@@ -172,7 +172,7 @@ TEST(alloc_returns_zeroed_aligned_slots) {
     }
     CHECK(ark_pool_alloc(p, NULL) != NULL); /* out may be NULL */
     CHECK_EQ(ark_pool_count(p), 1);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
 }
 
@@ -217,7 +217,7 @@ TEST(insert_and_alloc_copy_every_element_size) {
                 CHECK_EQ(e[b], (unsigned char)(k * 31 + b + 1));
             }
         }
-        CHECK_OK(ark__pool_validate(p));
+        CHECK_OK(ark_pool_validate(p));
         ark_pool_destroy(p);
     }
 }
@@ -270,14 +270,14 @@ TEST(remove_later_keeps_memory_until_flush) {
         seen++;
     }
     CHECK_EQ(seen, ark_pool_count(p));
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     CHECK_EQ(ark_pool_flush(p), 2);
     CHECK_EQ(log->total, 2);
     CHECK_EQ(log->calls[2], 1);
     CHECK_EQ(log->calls[5], 1);
     CHECK_EQ(ark_pool_flush(p), 0);
     CHECK_EQ(log->total, 2);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p); /* no hooks */
     CHECK_EQ(log->total, 2);
     free(log);
@@ -303,7 +303,7 @@ TEST(clear_runs_hooks_once_and_stales_handles) {
     }
     ark_pool_iter it = ark_pool_iter_begin(p);
     CHECK(!ark_pool_iter_valid(&it) && it.elem == NULL);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     /* clear(false) runs nothing. */
     for (uint64_t i = 0; i < 50; i++) {
         item x = {i, 0};
@@ -314,7 +314,7 @@ TEST(clear_runs_hooks_once_and_stales_handles) {
     CHECK_EQ(log->total, 200);
     CHECK_EQ(ark_pool_flush(p), 0);
     CHECK_EQ(ark_pool_count(p), 0);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
     free(log);
 }
@@ -389,7 +389,7 @@ TEST(discard_frees_at_once_without_the_hook_even_inside_one) {
         CHECK_EQ(c->log.calls[1], 1);
         CHECK_EQ(c->log.total, how == 2 ? 3u : 1u);
         CHECK_EQ(ark_pool_count(p), how == 2 ? 0u : 2u);
-        CHECK_OK(ark__pool_validate(p));
+        CHECK_OK(ark_pool_validate(p));
         ark_pool_destroy(p);
         free(c);
     }
@@ -456,7 +456,7 @@ TEST(each_and_iterator_survive_removal) {
     ark_pool_each(p, each_remove_next_odd, &c);
     /* Visits 0, 1, then 4, 5, 8, 9, ...: each visit removes value + 2. */
     CHECK_EQ(c.visits, 500);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_flush(p);
     /* Early stop. */
     each_ctx c2 = {p, h, 0, 10, 0};
@@ -472,7 +472,7 @@ TEST(each_and_iterator_survive_removal) {
     }
     CHECK(n > 0);
     CHECK_EQ(ark_pool_count(p), 0);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
 }
 
@@ -531,7 +531,7 @@ TEST(iteration_over_full_and_partial_words) {
     size_t want = count_kept(gone, N);
     CHECK_EQ(n, want);
     CHECK_EQ(ark_pool_count(p), want);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
 }
 
@@ -652,7 +652,7 @@ TEST(iteration_walks_runs_of_full_words) {
     CHECK_EQ(n, want);
     CHECK_EQ(reused, n - 63);              /* all but the 63 in fresh slots */
     CHECK_EQ(ark_pool_count(p), want - 1); /* 500 went during the walk */
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
 }
 
@@ -839,11 +839,11 @@ TEST(randomized_against_model) {
             CHECK_EQ(n, nwant);
             CHECK_EQ(sum, want);
             CHECK_EQ(ark_pool_count(p), nwant);
-            CHECK_OK(ark__pool_validate(p));
+            CHECK_OK(ark_pool_validate(p));
         }
     }
     CHECK_EQ(ark_pool_count(p), nlive - npending);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_clear(p, true);
     CHECK_EQ(log->total, expect_hooks + (nlive - npending));
     ark_pool_destroy(p);
@@ -906,16 +906,16 @@ static void inline_and_general_paths_agree(const ark_allocator *alloc,
         }
         CHECK_EQ(ark_pool_count(plain), ark_pool_count(hooked));
         if (op % 4096 == 0) {
-            CHECK_OK(ark__pool_validate(plain));
-            CHECK_OK(ark__pool_validate(hooked));
+            CHECK_OK(ark_pool_validate(plain));
+            CHECK_OK(ark_pool_validate(hooked));
         }
     }
     CHECK_EQ(log->total, removed);
     CHECK(removed > 1000);
     CHECK_EQ(ark__pool_retired(plain), ark__pool_retired(hooked));
     CHECK(gen_bits > 8 || ark__pool_retired(plain) > 0);
-    CHECK_OK(ark__pool_validate(plain));
-    CHECK_OK(ark__pool_validate(hooked));
+    CHECK_OK(ark_pool_validate(plain));
+    CHECK_OK(ark_pool_validate(hooked));
     ark_pool_destroy(plain);
     ark_pool_destroy(hooked);
     free(hs);
@@ -988,7 +988,7 @@ TEST(allocation_failure_leaves_pool_unchanged) {
             break;
         }
         CHECK_STATUS(s, ARK_ENOMEM);
-        CHECK_OK(ark__pool_validate(p));
+        CHECK_OK(ark_pool_validate(p));
         /* Everything inserted before the failure is intact, the failed
          * call left nothing behind, and the pool still works. */
         CHECK_EQ(ark_pool_count(p), done.inserted - done.marked);
@@ -1006,7 +1006,7 @@ TEST(allocation_failure_leaves_pool_unchanged) {
         CHECK_OK(ark_pool_insert(p, &x, &extra));
         CHECK(ark_pool_get(p, extra) != NULL);
         ark_pool_flush(p);
-        CHECK_OK(ark__pool_validate(p));
+        CHECK_OK(ark_pool_validate(p));
         ark_pool_destroy(p);
         CHECK_EQ(t.live_blocks, 0);
         CHECK_EQ(t.bad_frees, 0);
@@ -1053,8 +1053,8 @@ TEST(reserved_and_paged_pools_agree) {
         CHECK_EQ(ark_pool_handle_of(a, x.elem), x.handle);
     }
     CHECK(!ark_pool_iter_valid(&y));
-    CHECK_OK(ark__pool_validate(a));
-    CHECK_OK(ark__pool_validate(b));
+    CHECK_OK(ark_pool_validate(a));
+    CHECK_OK(ark_pool_validate(b));
     free(ha);
     free(hb);
     ark_pool_destroy(a);

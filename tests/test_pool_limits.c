@@ -148,7 +148,7 @@ TEST(growth_past_the_reservation_keeps_everything) {
         CHECK(ark_pool_get(p, h[i]) == addr[i]);
         CHECK_EQ(*addr[i], i);
     }
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     free(h);
     free(addr);
     ark_pool_destroy(p);

@@ -14,7 +14,7 @@
 #include "cont_adapter.h"
 #include "harness.h"
 #include "pool_internal.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "snapshot_mem.h"
 #include "table_internal.h"
 
@@ -215,7 +215,7 @@ static uint64_t c_value(const cont *c, ark_handle h) {
 
 static ark_status c_validate(const cont *c) {
     return c->k->table ? ark__table_validate(c->t, false)
-                       : ark__pool_validate(c->p);
+                       : ark_pool_validate(c->p);
 }
 
 /* The bytes before the descriptor's checksum: a table's descriptor lists
@@ -1226,7 +1226,7 @@ TEST(pool_insert_at_gap_bounded_in_bytes) {
     CHECK_OK(ark_pool_insert_at(p, 50, elem));
     CHECK(ta.live_bytes - before <= ((uint64_t)16 << 20));
     CHECK_EQ(ark_pool_count(p), 1);
-    CHECK_OK(ark__pool_validate(p));
+    CHECK_OK(ark_pool_validate(p));
     ark_pool_destroy(p);
     CHECK_EQ(ta.live_blocks, 0);
 }

@@ -2,14 +2,22 @@
 /*
  * ark/core.h - the vocabulary every ark module shares.
  *
- * Handles, status codes and the allocator interface. A handle is an opaque
- * 64-bit value; 0 (ARK_NULL_HANDLE) is never issued. Every fallible call
- * returns an ark_status; a failed call leaves its container unchanged.
+ * Handles, status codes, the allocator interface, and the writer and
+ * reader that snapshots go through. A handle is an opaque 64-bit value; 0
+ * (ARK_NULL_HANDLE) is never issued. Every fallible call returns an
+ * ark_status; a failed call leaves its container unchanged.
  *
  * Handle layout (pool and table): from the least significant bit up,
  * index_bits of slot index, gen_bits of generation, tag_bits of container
  * tag; bits above those are zero in every issued handle. A handle is valid
  * only for the exact slot, generation and tag it was issued with.
+ *
+ * Pointer arguments: every function of ark takes its container (and its
+ * out-parameters) as non-NULL pointers unless its documentation says
+ * otherwise; passing NULL there is a programming error (an assert in debug
+ * builds). Every destroy function accepts NULL and does nothing. Values
+ * that can come from outside the process (handles, ids, keys, positions,
+ * snapshot bytes) are never a programming error: they get a status.
  */
 #ifndef ARK_CORE_H
 #define ARK_CORE_H
@@ -17,12 +25,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* How ark's functions are declared: exported from a shared ark
+ * (ARK_SHARED_BUILD while building it, ARK_SHARED when using it on
+ * Windows), plain otherwise. */
 #if defined(ARK_SHARED_BUILD)
 #if defined(_WIN32)
 #define ARK_API __declspec(dllexport)
@@ -35,58 +45,16 @@ extern "C" {
 #define ARK_API
 #endif
 
-/* Private: force inlining of the tiny iterator steps of hot loops (so the
- * iterator lives in registers). */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK_ALWAYS_INLINE __attribute__((always_inline))
-#else
-#define ARK_ALWAYS_INLINE
-#endif
-
-/* Private: the external definitions of the private inline helpers below
- * are not exported from a shared ark: gcc and clang inline them at every
- * optimisation level (ARK_ALWAYS_INLINE). Only MSVC may leave them out of
- * line in debug builds, so there they are exported. */
-#if defined(_MSC_VER) && !defined(__clang__)
-#define ARK_INLINE_API ARK_API
-#else
-#define ARK_INLINE_API
-#endif
-
-/* Private: how the public headers define their inline functions. In C:
+/* Private: how the public headers declare their inline functions (the
+ * hot paths; the library also exports each one, for bindings). In C:
  * C11 inline, with the one external definition in the library. In C++ an
  * inline function is emitted as a COMDAT copy wherever it is not inlined,
  * and some linkers (MinGW's) reject such a copy next to the library's
  * strong definition: C++ sees them as static inline instead. */
 #ifdef __cplusplus
-#define ARK_INLINE static inline
+#define ARK__INLINE static inline
 #else
-#define ARK_INLINE inline
-#endif
-
-/* Private: start loading the cache line at p for writing, or for reading
- * (hints: a prefetch never faults, wherever p points). */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK__PREFETCH_W(p) __builtin_prefetch((p), 1)
-#define ARK__PREFETCH_R(p) __builtin_prefetch((p), 0)
-#else
-#define ARK__PREFETCH_W(p) ((void)(p))
-#define ARK__PREFETCH_R(p) ((void)(p))
-#endif
-
-/* Private: branch hints for hot loops. */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define ARK_LIKELY(x) (x)
-#endif
-
-/* Private: a constant of type T in the public macros, written without a
- * C-style cast in C++ so that users' -Wold-style-cast stays quiet. */
-#ifdef __cplusplus
-#define ARK__CONST(T, x) (static_cast<T>(x))
-#else
-#define ARK__CONST(T, x) ((T)(x))
+#define ARK__INLINE inline
 #endif
 
 /* An opaque reference to an element of a handle-issuing container. */
@@ -113,7 +81,7 @@ typedef uint64_t ark_handle;
     X(ARK_EINVAL, "invalid argument")                                          \
     X(ARK_EEXIST, "already present")                                           \
     X(ARK_ENOTFOUND, "not found")                                              \
-    X(ARK_ECORRUPT, "rejected input data")                                    \
+    X(ARK_ECORRUPT, "rejected input data")                                     \
     X(ARK_EIO, "a read or write failed")
 
 /* The result of every fallible ark call. ARK_OK is 0. */
@@ -132,7 +100,7 @@ ARK_API const char *ark_strerror(ark_status s);
 /*
  * A memory source. Every allocation of a container goes through the
  * allocator it was created with (the struct is copied at create time;
- * NULL means the C library).
+ * NULL means the C library). Both functions must be non-NULL.
  *
  * alloc: return size bytes aligned to align (a power of two), or NULL.
  * free:  release ptr, which alloc returned for exactly size bytes.
@@ -147,7 +115,7 @@ typedef struct ark_allocator {
 /*
  * A byte sink for snapshots (ark_pool_save and friends). write must take
  * all n bytes or return a non-OK status, which the save returns as is.
- * ctx is passed back. Files, sockets and memory buffers all fit.
+ * ctx is passed back. ark/io.h has writers for a FILE and a memory buffer.
  */
 typedef struct ark_writer {
     ark_status (*write)(void *ctx, const void *buf, size_t n);
@@ -158,387 +126,18 @@ typedef struct ark_writer {
  * A byte source for snapshots (ark_pool_load and friends). read must fill
  * exactly n bytes or return a non-OK status; at the end of the input it
  * returns ARK_ECORRUPT. A load reads exactly the bytes of one snapshot,
- * never more, so a stream may carry other data after it.
+ * never more, so a stream may carry other data after it. ark/io.h has
+ * readers for a FILE and a range of bytes.
  */
 typedef struct ark_reader {
     ark_status (*read)(void *ctx, void *buf, size_t n);
     void *ctx;
 } ark_reader;
 
-/*
- * Private: the decoded handle layout of a handle-issuing container. Its
- * fields are read by the inline lookups of pool.h and table.h; do not use
- * them directly.
- */
-typedef struct ark_handle_layout {
-    uint64_t index_mask; /* (1 << index_bits) - 1 */
-    uint64_t high_mask;  /* every bit above index and generation */
-    uint64_t tag_value;  /* tag << (index_bits + gen_bits) */
-    uint64_t tag_high;   /* tag << gen_bits: tag_value >> index_bits */
-    uint32_t gen_mask;   /* (1 << gen_bits) - 1 */
-    uint32_t gen_max;    /* last generation a slot may carry */
-    uint8_t index_bits;
-    uint8_t gen_bits;
-    uint8_t tag_bits;
-} ark_handle_layout;
-
-/*
- * Private: the part of a pool or table that its inline lookups read (the
- * first member of both structs). Slot i of the container is
- *   flat + i * stride                       for i < nflat,
- *   pages[k] + (j & page_mask) * stride     for nflat <= i < cap, where
- *                                           j = i - nflat, k = j >> page_shift.
- * Every slot below cap starts with a uint32 stamp: generation + 1 while the
- * slot is live, 0 otherwise. Slot 0 is never live and always readable,
- * even while cap is 0 (then flat points at a static zero slot and nflat is
- * 1). data_off is the offset of what the slot carries (a pool's element, a
- * table's row number).
- * The rest is the handle engine's free-slot queue and counts, here so
- * that the inline insert and remove of a
- * pool can run in the caller's loop: ring (ring_cap entries, a power of
- * two >= issued - 1, ring_mask = ring_cap - 1) holds the free slots
- * oldest first at the running positions [head, tail) (entry k at
- * ring[k & ring_mask]; tail - head <= ring_cap), ring_dead of them dead
- * entries (see insert_at in src/slots.h); slots [0, issued) were handed
- * out once; a remove takes the inline path for a live stamp up to
- * fast_stamp_max (0 while a hook is set or dead entries are queued).
- * There are no counts here: the engine derives the free count from tail,
- * head and ring_dead and the live count from that and issued
- * (src/slots.h), so an inline remove updates one counter (tail) and an
- * inline insert one (head or issued).
- */
-typedef struct ark__slot_view {
-    ark_handle_layout layout;
-    char *flat;
-    char *const *pages;
-    uint64_t nflat;
-    uint64_t cap;
-    size_t stride;
-    size_t data_off;
-    uint64_t page_mask;
-    unsigned page_shift;
-    uint32_t fast_stamp_max;
-    uint32_t *ring;
-    uint64_t ring_cap, ring_mask, head, tail, ring_dead;
-    uint64_t issued;
-} ark__slot_view;
-
-/*
- * Private: return the stamp a live slot must hold for handle h to be valid.
- * The handle's bits above the index are xored with the expected tag, which
- * zeroes a correct tag, and 1 is added in 64 bits: the result equals a
- * stored uint32 stamp only if the tag is exact, no stray bit is set and the
- * generation is in range; it is never 0, so a free slot never matches.
- */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t
-ark__handle_stamp(const ark_handle_layout *l, ark_handle h) {
-    return ((h >> l->index_bits) ^ l->tag_high) + 1;
-}
-
-/* Private: count trailing zeros of a non-zero 64-bit word. */
-#if defined(_MSC_VER) && !defined(__clang__)
-#include <intrin.h>
-ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
-    unsigned long i;
-    _BitScanForward64(&i, x);
-    return (unsigned)i;
-}
-#elif defined(__clang__) && defined(__x86_64__) && !defined(__BMI__)
-/* Without BMI the count is a bsf, whose result register is also one of
- * its inputs (bsf leaves it as it was when x is 0). GCC zeroes that
- * register first; Clang 14 does not, so in the pool's walk the next
- * count could wait for the last slot address computed in the same
- * register: with one register assignment 10% holes took 1.47 ns an
- * element instead of 0.98 (docs/pool.md). Written out here as GCC emits
- * it: a zeroing xor, then rep bsf (tzcnt where the CPU has it). */
-ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
-    uint64_t r;
-    __asm__("xorl %k0, %k0\n\trep bsfq %1, %0" : "=&r"(r) : "r"(x) : "cc");
-    return (unsigned)r;
-}
-#else
-ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__ctz64(uint64_t x) {
-    return (unsigned)__builtin_ctzll(x);
-}
-#endif
-
-/* Private: the slot index of a handle. */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t
-ark__handle_index(const ark_handle_layout *l, ark_handle h) {
-    return h & l->index_mask;
-}
-
-/* Private: compose a handle from an index and a generation. */
-ARK_ALWAYS_INLINE ARK_INLINE ark_handle
-ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen) {
-    return index | ((uint64_t)gen << l->index_bits) | l->tag_value;
-}
-
-/* Private: the address of slot i of v past the flat range (rare). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_paged(const ark__slot_view *v,
-                                                   uint64_t i) {
-    uint64_t j = i - v->nflat;
-    return v->pages[j >> v->page_shift] +
-           (size_t)(j & v->page_mask) * v->stride;
-}
-
-/* Private: the address of slot i of v (i < cap, or i == 0). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_at(const ark__slot_view *v,
-                                                uint64_t i) {
-    if (ARK_LIKELY(i < v->nflat)) {
-        return v->flat + (size_t)i * v->stride;
-    }
-    return ark__slot_paged(v, i);
-}
-
-/* Private: the slot handle h names if it is live, else NULL. Reads nothing
- * outside the container whatever h is: an index past the storage reads
- * slot 0 (stamp 0 forever, so it never matches). The common case, an
- * index in the reserved range, is one compare. In a loop of lookups GCC 12
- * keeps the layout and the bound in registers but reloads the base, the
- * stride and the caller's data offset (L1 hits) each lookup, since they
- * are read past the bound check; reading them first made removal slower
- * (docs/pool.md, "Performance, and where it loses"). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_live(const ark__slot_view *v,
-                                                  ark_handle h) {
-    uint64_t expect = ark__handle_stamp(&v->layout, h);
-    uint64_t i = h & v->layout.index_mask;
-    char *slot;
-    if (ARK_LIKELY(i < v->nflat)) {
-        slot = v->flat + (size_t)i * v->stride;
-    } else {
-        slot = ark__slot_at(v, i < v->cap ? i : 0);
-    }
-    return *(const uint32_t *)(const void *)slot == expect ? slot : NULL;
-}
-
-/* Private: the handle of live slot i of v. */
-ARK_ALWAYS_INLINE ARK_INLINE ark_handle
-ark__slot_handle(const ark__slot_view *v, uint64_t i, const char *slot) {
-    return ark__handle_make(&v->layout, i,
-                            *(const uint32_t *)(const void *)slot - 1);
-}
-
-/* Private: largest element ark__copy_upto64 takes (and the inline insert
- * of a pool). */
-#define ARK__INLINE_ELEM_MAX 64
-
-/* Private: copy n <= 64 bytes with at most four fixed-size moves that may
- * overlap (the compiler inlines each; no call, so a hot path using it needs no
- * stack frame). The branches depend on n alone, which is the same on
- * every call for one container. Inlined into a caller whose element GCC
- * can see (a single-file build, LTO), the moves for larger sizes read
- * past it on paths n rules out, which -Wstringop-overread cannot tell. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_upto64(void *dst, const void *src,
-                                                   size_t n) {
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    if (n >= 16) {
-        if (n <= 32) {
-            memcpy(d, s, 16);
-            memcpy(d + n - 16, s + n - 16, 16);
-        } else {
-            memcpy(d, s, 32);
-            memcpy(d + n - 32, s + n - 32, 32);
-        }
-    } else if (n >= 8) {
-        memcpy(d, s, 8);
-        memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n > 0) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    }
-}
-
-/* Private: copy the 4-byte word at src to dst through a register; the
- * empty asm keeps the compiler from merging neighbouring words back into
- * wider moves (see ark__copy_in). */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_word(char *dst, const char *src) {
-    uint32_t w;
-    memcpy(&w, src, 4);
-#if defined(__GNUC__) || defined(__clang__)
-    __asm__("" : "+r"(w));
-#endif
-    memcpy(dst, &w, 4);
-}
-
-/* Private: copy 8, 16 or 32 bytes as 2, 4 or 8 words, straight-line. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_words8(char *dst, const char *src) {
-    ark__copy_word(dst, src);
-    ark__copy_word(dst + 4, src + 4);
-}
-
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_words16(char *dst,
-                                                    const char *src) {
-    ark__copy_words8(dst, src);
-    ark__copy_words8(dst + 8, src + 8);
-}
-
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_words32(char *dst,
-                                                    const char *src) {
-    ark__copy_words16(dst, src);
-    ark__copy_words16(dst + 16, src + 16);
-}
-
-/* Private: copy a caller's element of n <= 64 bytes into a container. Callers
- * usually build the element on their stack just before the call, field by
- * field; a load wider than those stores cannot take its bytes from them
- * (store-to-load forwarding) and waits, about 15 cycles, for them to reach
- * the cache. So an element made of 4-byte words is copied a word at a
- * time (a 4-byte load lies inside any store of a 4-byte or wider field).
- * Same process, 100K inserts into a warm pool of 16-byte elements written
- * by the caller: 9.5 -> 7.6 ns. The words are copied as two runs of 1, 2,
- * 4 or 8 words that may overlap, one from each end (as ark__copy_upto64
- * does with wide moves): straight-line code after at most four branches
- * on n, 9 instructions fewer per insert of 16 bytes than a loop over the
- * words (callgrind, GCC 12 -O2; Clang 14 already unrolled the loop). */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__copy_in(void *dst, const void *src,
-                                               size_t n) {
-    if ((n & 3) != 0) {
-        ark__copy_upto64(dst, src, n);
-        return;
-    }
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    if (n <= 8) {
-        ark__copy_word(d, s);
-        ark__copy_word(d + n - 4, s + n - 4);
-    } else if (n <= 16) {
-        ark__copy_words8(d, s);
-        ark__copy_words8(d + n - 8, s + n - 8);
-    } else if (n <= 32) {
-        ark__copy_words16(d, s);
-        ark__copy_words16(d + n - 16, s + n - 16);
-    } else {
-        ark__copy_words32(d, s);
-        ark__copy_words32(d + n - 32, s + n - 32);
-    }
-}
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic pop
-#endif
-
-/* Private: the engine's inline insert and remove (the common cases; the
- * rest is out of line in src/slots.c). They touch only the view, so a
- * container's insert and remove can be inline functions of its public
- * header and run in the caller's loop: a removal loop keeps more slot
- * misses in flight when no call separates them. */
-
-/* Private: queue free slot i (its stamp 0, its next generation stored) at
- * the tail of the FIFO ring, which has room for it. One running position
- * is loaded and stored; with head + count it took two loads and an add
- * more, and removes in random order of 100K and 10M elements were 5-7%
- * slower (docs/pool.md). */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_enqueue(ark__slot_view *v,
-                                                    uint64_t i) {
-    uint64_t tail = v->tail;
-    v->ring[tail & v->ring_mask] = (uint32_t)i;
-    v->tail = tail + 1;
-}
-
-/* Private: the slot h names, with its index in *index, if it is live and
- * its removal may take the inline path (stamp <= fast_stamp_max: no hook,
- * no dead ring entries, generations left); else NULL. */
-ARK_ALWAYS_INLINE ARK_INLINE char *
-ark__slot_removable(const ark__slot_view *v, ark_handle h, uint64_t *index) {
-    char *slot = ark__slot_live(v, h);
-    if (slot == NULL ||
-        *(const uint32_t *)(const void *)slot > v->fast_stamp_max) {
-        return NULL;
-    }
-    *index = h & v->layout.index_mask;
-    return slot;
-}
-
-/* Private: finish the inline removal of slot i, which the container has
- * unlinked and dropped: free it with its stamp (generation + 1) as its
- * next generation, and queue it. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__slot_release(ark__slot_view *v,
-                                                    uint64_t i, char *slot) {
-    uint32_t *w = (uint32_t *)(void *)slot;
-    uint32_t stamp = w[0];
-    w[0] = 0;
-    w[1] = stamp;
-    ark__slot_enqueue(v, i);
-}
-
-/* Private: stamp slot p (index i) live with generation gen and return it,
- * its index in *index: the end of both inline takes. */
-ARK_ALWAYS_INLINE ARK_INLINE char *
-ark__slot_taken(char *p, uint64_t i, uint32_t gen, uint64_t *index) {
-    *(uint32_t *)(void *)p = gen + 1;
-    *index = i;
-    return p;
-}
-
-/* Private: the number of ring entries queued, dead ones included (the
- * free count while the ring holds none). */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t
-ark__slot_queued(const ark__slot_view *v) {
-    return v->tail - v->head;
-}
-
-/* Private: the inline take of a queued slot, for at least ARK_REUSE_DELAY
- * queued: the oldest one, stamped (so counted), or NULL, having changed
- * nothing, while the ring holds dead entries (insert_at in src/slots.h). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_reused(ark__slot_view *v,
-                                                         uint64_t *index) {
-    if (v->ring_dead != 0) {
-        return NULL;
-    }
-    const uint32_t *ring = v->ring;
-    uint64_t mask = v->ring_mask;
-    uint64_t head = v->head;
-    uint64_t i = ring[head & mask];
-    head++;
-    v->head = head;
-    /* FIFO reuse hands out the coldest free slot: start loading the
-     * one 8 inserts ahead (63 or more are still queued) so that its
-     * miss overlaps. */
-    ARK__PREFETCH_W(ark__slot_at(v, ring[(head + 8) & mask]));
-    char *p = ark__slot_at(v, i);
-    return ark__slot_taken(p, i, ((const uint32_t *)(const void *)p)[1], index);
-}
-
-/* Private: the inline take of a slot never issued, stamped, or NULL,
- * having changed nothing, when it has no storage or ring room yet. */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fresh(ark__slot_view *v,
-                                                        uint64_t *index) {
-    uint64_t i = v->issued;
-    /* cap never exceeds the index space: containers give no storage
-     * past it. */
-    if (i >= v->cap || i > v->ring_cap) {
-        return NULL;
-    }
-    v->issued = i + 1;
-    return ark__slot_taken(ark__slot_at(v, i), i, 0, index);
-}
-
-/* Private: the slot an insert takes with no call: the oldest free slot
- * once ARK_REUSE_DELAY are queued, or a fresh slot that has storage and
- * ring room. Returns it stamped (so counted), with its index in *index, or
- * NULL, having changed nothing, when the engine's general take must run
- * (growth, the end of the index space, dead ring entries). Linking it is
- * the container's business. */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__slot_take_fast(ark__slot_view *v,
-                                                       uint64_t *index) {
-    if (ark__slot_queued(v) >= ARK_REUSE_DELAY) {
-        return ark__slot_take_reused(v, index);
-    }
-    return ark__slot_take_fresh(v, index);
-}
-
 #ifdef __cplusplus
 }
 #endif
+
+#include "ark/internal/core.h"
 
 #endif /* ARK_CORE_H */

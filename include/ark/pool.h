@@ -2,6 +2,14 @@
 /*
  * ark/pool.h - stable storage with holes, addressed by generational handles.
  *
+ *     ark_pool_config cfg = {ARK_POOL_ELEM(unit), .on_remove = unit_gone};
+ *     ark_pool *units;
+ *     ark_pool_create(&units, &cfg);
+ *     ark_handle h;
+ *     ark_pool_insert(units, &(unit){.hp = 100}, &h);
+ *     unit *u = ark_pool_get(units, h);        // NULL once h is stale
+ *     ark_pool_remove(units, h);
+ *
  * A pool stores fixed-size elements in slots. An element's address never
  * changes while it is live and growth never copies elements, so raw
  * pointers may be kept for the life of an element. Each slot holds a
@@ -31,6 +39,10 @@
  * is base + index * stride. Past the reservation, or with a custom
  * allocator, slots live in pages from the allocator (one more load per
  * lookup, through a small page table). Either way elements never move.
+ *
+ * Pointers: p (and elem, w, r, out where a function takes them) must be
+ * non-NULL unless a function says otherwise; ark_pool_destroy(NULL) does
+ * nothing. Handles may be any value.
  *
  * Removal hooks: on_remove runs once for every element removed by remove,
  * flush and clear(true). While it runs the element's handle still resolves
@@ -118,83 +130,6 @@ typedef struct ark_pool_config {
 /* A pool (opaque). */
 typedef struct ark_pool ark_pool;
 
-/* Private: what the inline functions read and write, the first member of
- * a pool: the slots and the engine's free-slot queue (see ark__slot_view
- * in core.h; data_off is the element's offset in its slot), the
- * occupancy bitmap, one bit per slot, and the element size. A slot's bit
- * is set while it is live; the bits of slots never issued (slots.issued
- * on, up to the end of the bitmap) are set in advance, so that a fresh
- * insert writes no bit, and iteration stops at slots.issued. */
-typedef struct ark__pool_view {
-    ark__slot_view slots;
-    uint64_t *live;
-    size_t elem_size;
-} ark__pool_view;
-
-ARK_ALWAYS_INLINE ARK_INLINE const ark__pool_view *
-ark__pool_view_of(const ark_pool *p) {
-    return (const ark__pool_view *)(const void *)p;
-}
-
-ARK_ALWAYS_INLINE ARK_INLINE ark__pool_view *ark__pool_view_mut(ark_pool *p) {
-    return (ark__pool_view *)(void *)p;
-}
-
-/* Private: set slot i's live bit (show it to iteration). */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_link(ark__pool_view *v,
-                                                 uint64_t i) {
-    v->live[i >> 6] |= (uint64_t)1 << (i & 63);
-}
-
-/* Private: clear slot i's live bit; ~(1 << k) as a rotation of ~1, one
- * instruction fewer on a hot path. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark__pool_unlink(ark__pool_view *v,
-                                                   uint64_t i) {
-    unsigned k = (unsigned)(i & 63);
-    uint64_t keep = ~(uint64_t)1;
-    v->live[i >> 6] &= keep << k | keep >> ((64 - k) & 63);
-}
-
-/* Private: a slot from the engine's fast take with its live bit set, of
- * any element size (ark.hpp's insert and emplace, which know the size when
- * compiled); NULL (nothing changed) when the general path must run
- * (growth, the rest). A fresh slot's bit is set already: a bit set per
- * insert was a read-modify-write of the word the last insert wrote, and
- * dropping it took 1M inserts into a new pool from 5.2 to 4.6 ns
- * (docs/pool.md). */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take_any(ark__pool_view *v,
-                                                      uint64_t *i) {
-    if (ark__slot_queued(&v->slots) < ARK_REUSE_DELAY) {
-        return ark__slot_take_fresh(&v->slots, i);
-    }
-    char *slot = ark__slot_take_reused(&v->slots, i);
-    if (slot != NULL) {
-        ark__pool_link(v, *i);
-    }
-    return slot;
-}
-
-/* Private: the common case of insert and alloc, with no call: as
- * ark__pool_take_any for an element of at most ARK__INLINE_ELEM_MAX bytes
- * (what the inline copy takes); NULL for larger ones. */
-ARK_ALWAYS_INLINE ARK_INLINE char *ark__pool_take(ark__pool_view *v,
-                                                  uint64_t *i) {
-    if (v->elem_size > ARK__INLINE_ELEM_MAX) {
-        return NULL;
-    }
-    return ark__pool_take_any(v, i);
-}
-
-/* Private: insert and remove past their inline paths (src/pool.c). */
-ARK_API ark_status ark__pool_insert_slow(ark_pool *p, const void *elem,
-                                         ark_handle *out);
-ARK_API ark_status ark__pool_remove_slow(ark_pool *p, ark_handle h);
-
-/* Private: give back the slot of an element never built, at once and with
- * no on_remove, even from inside a hook (ark.hpp's emplace, when the
- * constructor throws). ARK_OK, or why h is not live. */
-ARK_API ark_status ark__pool_discard(ark_pool *p, ark_handle h);
-
 /*
  * Create a pool. *out is set only on success.
  * Errors: ARK_EINVAL (elem_size 0, elem_align not a power of two, bad
@@ -220,41 +155,19 @@ ARK_API void *ark_pool_alloc(ark_pool *p, ark_handle *out);
  * (if out is not NULL).
  * Errors: ARK_ENOMEM (a new page could not be allocated), ARK_EFULL (every
  * index is live, pending or retired). The pool is unchanged on error.
+ * Complexity: O(1); inline (no call) unless a page must be added.
  */
-ARK_ALWAYS_INLINE ARK_INLINE ark_status ark_pool_insert(ark_pool *p,
-                                                        const void *elem,
-                                                        ark_handle *out) {
-    /* Inline, so that a loop of inserts runs without a call: a slot from
-     * the queue or a fresh one (ark__pool_take), the copy; growth, large
-     * elements and the rest are out of line. Forced: GCC 12 -O2 judged it
-     * too big and called the library's copy from a user's loop, which cost
-     * 14% (bench_pool, 1M inserts 5.1-5.3 -> 4.4-4.6 ns, 10M 9.8-9.9 ->
-     * 8.3-8.6; docs/pool.md). */
-    ark__pool_view *v = ark__pool_view_mut(p);
-    uint64_t i;
-    char *slot = ark__pool_take(v, &i);
-    if (slot == NULL) {
-        return ark__pool_insert_slow(p, elem, out);
-    }
-    ark__copy_in(slot + v->slots.data_off, elem, v->elem_size);
-    if (out != NULL) {
-        *out = ark__slot_handle(&v->slots, i, slot);
-    }
-    return ARK_OK;
-}
+ARK__INLINE ark_status ark_pool_insert(ark_pool *p, const void *elem,
+                                       ark_handle *out);
 
 /*
  * Return the element a handle refers to, or NULL if the handle is not
  * exactly that of a live element (null, stale, forged, foreign, removed
  * with remove_later). Never reads outside the pool, whatever h is.
- * Complexity: O(1); one slot is read (plus the page table past the
- * reserved range).
+ * Complexity: O(1), inline; one slot is read (plus the page table past
+ * the reserved range).
  */
-ARK_INLINE void *ark_pool_get(const ark_pool *p, ark_handle h) {
-    const ark__slot_view *v = &ark__pool_view_of(p)->slots;
-    char *slot = ark__slot_live(v, h);
-    return slot != NULL ? slot + v->data_off : NULL;
-}
+ARK__INLINE void *ark_pool_get(const ark_pool *p, ark_handle h);
 
 /*
  * Return why a handle is or is not valid: ARK_OK (live, or its on_remove
@@ -272,22 +185,9 @@ ARK_API ark_status ark_pool_check(const ark_pool *p, ark_handle h);
  * the list of removals to carry out could not grow. The pool is unchanged
  * on error. Removing the element whose hook is running returns ARK_OK and
  * does nothing more.
+ * Complexity: O(1); inline (no call) when no hook is set.
  */
-ARK_INLINE ark_status ark_pool_remove(ark_pool *p, ark_handle h) {
-    /* Inline for a live element with no hook to run (ark__slot_removable):
-     * clear its live bit and queue its slot. A removal loop then keeps
-     * several slot misses in flight; with a call between them it did not
-     * (random removes of 1M elements, same process: 17.6 -> 12.4 ns). */
-    ark__pool_view *v = ark__pool_view_mut(p);
-    uint64_t i;
-    char *slot = ark__slot_removable(&v->slots, h, &i);
-    if (slot == NULL) {
-        return ark__pool_remove_slow(p, h);
-    }
-    ark__pool_unlink(v, i);
-    ark__slot_release(&v->slots, i, slot);
-    return ARK_OK;
-}
+ARK__INLINE ark_status ark_pool_remove(ark_pool *p, ark_handle h);
 
 /*
  * Mark an element for removal at the next ark_pool_flush. It disappears
@@ -345,7 +245,7 @@ ARK_API ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem);
  * 2^32). Without the key a sealed value cannot be told from a random one,
  * so a guessed or altered value names a live element with probability
  * live / 2^bits. Bits of h above the layout are kept as they are.
- * Complexity: O(1), a few ns.
+ * Complexity: O(1): six rounds of a keyed permutation.
  */
 ARK_API ark_handle ark_pool_seal(const ark_pool *p, ark_handle h);
 
@@ -439,13 +339,14 @@ ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
  *     }
  *
  * Same removal rules as ark_pool_each. elem and handle are public and
- * read-only; the other fields are private.
+ * read-only; the other fields are private. Each step is inline: the loop
+ * makes no call.
  */
 typedef struct ark_pool_iter {
     void *elem;        /* current element, NULL at the end */
     ark_handle handle; /* its handle */
     /* private */
-    const ark__pool_view *pool;
+    const struct ark__pool_view *pool;
     char *base;         /* slot 0 of the bitmap word being walked */
     char *next;         /* in a run of full words: the next slot to visit */
     uint64_t bits;      /* its live bits not visited yet (0: see left) */
@@ -458,198 +359,29 @@ typedef struct ark_pool_iter {
     bool more;          /* false once the walk has ended (see valid) */
 } ark_pool_iter;
 
-/* Private: how many bitmap words from l[0], which is full (every slot
- * live), on are full, up to ARK__POOL_RUN; the caller has checked that
- * they lie in the reserved range, whose slots are contiguous. A loop of
- * constant count, which Clang unrolls: with a loop to the end of the run,
- * or of 32 trips, Clang 14 kept the iterator partly on the stack in a
- * user's loop (docs/pool.md). */
-#define ARK__POOL_RUN 8
-ARK_ALWAYS_INLINE ARK_INLINE unsigned ark__pool_full_words(const uint64_t *l) {
-    unsigned n = 1, full = 1;
-    for (unsigned k = 1; k < ARK__POOL_RUN; k++) {
-        full &= l[k] == UINT64_MAX;
-        n += full;
-    }
-    return n;
-}
-
-/* Private: the slots of p issued so far that have storage, the end of a
- * walk (a loaded pool may count slot 0 as issued before it has any). */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t
-ark__pool_issued(const ark__pool_view *p) {
-    uint64_t issued = p->slots.issued, cap = p->slots.cap;
-    return issued < cap ? issued : cap;
-}
-
-/* Private: the live bits of bitmap word w of p, whose slots below issued
- * (the pool's) have been issued: those past it are set in advance (see
- * ark__pool_view) and masked off here. */
-ARK_ALWAYS_INLINE ARK_INLINE uint64_t ark__pool_word(const ark__pool_view *p,
-                                                     uint64_t w,
-                                                     uint64_t issued) {
-    uint64_t bits = p->live[w];
-    if (!ARK_LIKELY(w != (issued - 1) >> 6)) {
-        bits &= UINT64_MAX >> ((0 - issued) & 63);
-    }
-    return bits;
-}
-
-/* Private: enter the next bitmap word with a live bit after the current
- * one; false at the end of the walk. The bitmap is read through the pool
- * because inserts may reallocate it; slots never move, and the 64 slots
- * of a word are always contiguous. Full words that follow each other in
- * the reserved range are entered as one run of up to ARK__POOL_RUN words,
- * walked by address: the end of the walk of a word is a mispredicted
- * branch, and fewer of them took a churned 100K pool's walk from 60 to 50
- * us (GCC 12) and 70 to 60 (Clang 14), dense 10M from 1.4 to 1.2 ns an
- * element (docs/pool.md). */
-ARK_ALWAYS_INLINE ARK_INLINE bool ark__pool_iter_advance(ark_pool_iter *it) {
-    const ark__pool_view *p = it->pool;
-    uint64_t issued = ark__pool_issued(p);
-    uint64_t words = (issued + 63) >> 6;
-    uint64_t w = it->word + 1;
-    while (w < words && p->live[w] == 0) {
-        w++;
-    }
-    if (w >= words) {
-        it->word = words;
-        return false;
-    }
-    it->word = w;
-    it->hbase = ark__handle_make(&p->slots.layout, w << 6, 0);
-    it->bits = ark__pool_word(p, w, issued);
-    it->base = ark__slot_at(&p->slots, w << 6);
-    if (it->bits == UINT64_MAX) { /* every slot live: walk by address */
-        unsigned n = 1;
-        uint64_t flat = p->slots.nflat < issued ? p->slots.nflat : issued;
-        if (w + ARK__POOL_RUN <= flat >> 6) {
-            n = ark__pool_full_words(p->live + w);
-        }
-        it->word = w + n - 1;
-        it->bits = 0;
-        it->next = it->base;
-        it->left = n << 6;
-    }
-    return true;
-}
-
-/* Private: make slot, whose stamp is stamp and whose handle with
- * generation 0 is hb, the iterator's current element. The handle is
- * ark__handle_make's, from the iterator's copy of the layout, so that a
- * loop using it reads nothing from the pool per element (GCC 12 reloaded
- * both layout fields every step). */
-ARK_ALWAYS_INLINE ARK_INLINE void
-ark__pool_iter_at(ark_pool_iter *it, char *slot, uint64_t hb, uint32_t stamp) {
-    it->elem = slot + it->off;
-    it->handle = hb | ((uint64_t)(stamp - 1) << it->gen_shift);
-}
-
-/* Private: how far ahead of the slot it visits the walk asks for memory,
- * in bytes. The hardware's stream prefetchers stop at every 4 KiB page, so
- * a walk over slots that are not in the caches stalls there without a
- * hint; one per step, 4 KiB on, measured at 10M elements of 16 bytes,
- * caches flushed before each walk: dense 2.34 -> 1.56 ns an element, 10%
- * holes 2.78 -> 1.78; 1, 2 and 3 KiB on were slower or equal (see
- * docs/pool.md, "Layout and cost"). */
-#define ARK__POOL_AHEAD 4096
-
-/* Private: one step of the walk within the current word or run: 1 at a
- * live element (made current), 0 at a slot removed since the walk entered
- * its word (its stamp reads 0), -1 when the word is used up. A run of
- * words whose slots were all live when the walk entered it is walked by
- * address, one stride a step, without the bit arithmetic: dense iteration
- * measured 20-25% less time for it at 100K-1M elements and 10% at 10M. In a
- * word with holes each step takes the lowest bit left (the bits are taken when
- * the walk enters the word, so a step depends on the last only through
- * one bit-clear, and a hole costs no branch). The full-word case is
- * tested first, so that its steps are one short stretch of code with one
- * taken branch: tested second, a dense walk's speed depended on where the
- * linker put the user's loop (the same instructions at another address
- * took the 100K churn walk from 67 to 84 us); first, 58-60 us at every
- * address tried, for 0.79 -> 0.89 ns an element with 10% holes
- * (docs/pool.md). Clang 14 laid the word-with-holes case between the
- * full-word step and the rest of the step, so a dense step jumped over
- * it (a second taken branch); marked likely, the full-word case falls
- * through: Clang's 100K churn walk 79 -> 69 us, dense 1M 0.81 -> 0.71 ns,
- * 10% holes 0.97 -> 1.01; GCC 12 the same either way. */
-ARK_ALWAYS_INLINE ARK_INLINE int ark__pool_iter_step(ark_pool_iter *it) {
-    char *slot;
-    uint64_t hb;
-    if (ARK_LIKELY(it->left != 0)) {
-        it->left--;
-        hb = it->hbase++;
-        slot = it->next;
-        it->next = slot + it->stride;
-    } else if (it->bits != 0) {
-        uint64_t bits = it->bits;
-        unsigned b = ark__ctz64(bits);
-        it->bits = bits & (bits - 1);
-        hb = it->hbase | b;
-        slot = it->base + (size_t)b * it->stride;
-    } else {
-        return -1;
-    }
-    ARK__PREFETCH_R((const void *)((uintptr_t)slot + ARK__POOL_AHEAD));
-    uint32_t stamp = *(const uint32_t *)(const void *)slot;
-    if (!ARK_LIKELY(stamp != 0)) {
-        return 0;
-    }
-    ark__pool_iter_at(it, slot, hb, stamp);
-    return 1;
-}
-
-/* Advance to the next live element: one step, and only if that found
- * none, a loop over removed slots and the next words. Written as one loop
- * over all three cases, Clang 14 put a second taken branch in every step
- * of a user's loop; this shape measured (bench_pool --mode full, 7 runs,
- * medians) Clang: 100K churn walk 87.1 -> 79.8 us, 1M 887 -> 796, dense
- * 1M 0.88 -> 0.77 ns; GCC 12 within 1.5% either way. */
-ARK_ALWAYS_INLINE ARK_INLINE void ark_pool_iter_next(ark_pool_iter *it) {
-    int r = ark__pool_iter_step(it);
-    while (!ARK_LIKELY(r > 0)) {
-        if (r < 0 && !ark__pool_iter_advance(it)) {
-            it->elem = NULL;
-            it->more = false;
-            return;
-        }
-        r = ark__pool_iter_step(it);
-    }
-}
-
 /* Return an iterator at the first live element (or at the end). */
-ARK_ALWAYS_INLINE ARK_INLINE ark_pool_iter
-ark_pool_iter_begin(const ark_pool *p) {
-    ark_pool_iter it;
-    it.elem = NULL;
-    it.handle = ARK_NULL_HANDLE;
-    it.pool = ark__pool_view_of(p);
-    it.base = NULL;
-    it.next = NULL;
-    it.bits = 0;
-    it.left = 0;
-    it.word = UINT64_MAX; /* the walk enters word 0 next */
-    it.hbase = 0;
-    it.more = true;
-    it.stride = it.pool->slots.stride;
-    it.off = it.pool->slots.data_off;
-    it.gen_shift = it.pool->slots.layout.index_bits;
-    ark_pool_iter_next(&it);
-    return it;
-}
+ARK__INLINE ark_pool_iter ark_pool_iter_begin(const ark_pool *p);
 
-/* Return true while the iterator is at an element (elem is not NULL).
- * It tests a flag rather than elem: on the path of a step that found an
- * element the flag is a constant, so the compiler drops the test there,
- * while Clang 14 cannot tell that slot + offset is not NULL and tested it
- * every element: its walk of a churned 100K pool took 60.1 -> 52.4 us
- * (docs/pool.md). */
-ARK_ALWAYS_INLINE ARK_INLINE bool ark_pool_iter_valid(const ark_pool_iter *it) {
-    return it->more;
-}
+/* Return true while the iterator is at an element (elem is not NULL). */
+ARK__INLINE bool ark_pool_iter_valid(const ark_pool_iter *it);
+
+/* Advance to the next live element in slot order. */
+ARK__INLINE void ark_pool_iter_next(ark_pool_iter *it);
+
+/*
+ * Check every invariant of p: live bits match stamps, the free queue and
+ * the marked list hold distinct free slots, and every issued slot is
+ * exactly one of live, free, marked or retired. Returns ARK_OK or
+ * ARK_ECORRUPT. For tests and debugging (a pool whose memory a bug may
+ * have overwritten).
+ * Complexity: O(slots issued).
+ */
+ARK_API ark_status ark_pool_validate(const ark_pool *p);
 
 #ifdef __cplusplus
 }
 #endif
+
+#include "ark/internal/pool.h"
 
 #endif /* ARK_POOL_H */

@@ -130,7 +130,7 @@ template <class T> class pool {
      * Copy v into a new element and return its handle, or the null handle
      * (last_status() ARK_ENOMEM or ARK_EFULL; the pool is unchanged).
      */
-    ARK_ALWAYS_INLINE handle_type
+    ARK__ALWAYS_INLINE handle_type
     insert(const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) {
         if constexpr (std::is_trivially_copyable_v<T>) {
             /* ark_pool_insert's inline path, with sizeof(T) known here:
@@ -374,14 +374,14 @@ template <class T> class pool {
     /* A slot for insert and emplace from pool.h's inline take, with no
      * call and no zeroing (the element is built or copied in it next), or
      * nullptr when the general path must run (growth, the rest). */
-    ARK_ALWAYS_INLINE void *take_fast(ark_handle *h) noexcept {
+    ARK__ALWAYS_INLINE void *take_fast(ark_handle *h) noexcept {
         ark__pool_view *v = ark__pool_view_mut(p_);
         uint64_t i;
         char *slot = ark__pool_take_any(v, &i);
         if (slot == nullptr) {
             return nullptr;
         }
-        *h = ark__slot_handle(&v->slots, i, slot);
+        *h = ark__slots_handle(&v->slots, i, slot);
         return slot + v->slots.data_off;
     }
 

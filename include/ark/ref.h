@@ -39,6 +39,10 @@
  * that would go past the limit returns ARK_ENOMEM without calling the
  * allocator, so no size computed from a count can wrap or be absurd.
  *
+ * Pointers: every container and ark_ref argument must be non-NULL unless
+ * a function says otherwise (r NULL is ARK_EINVAL where documented); the
+ * destroy functions accept NULL and do nothing.
+ *
  * Thread-safety: containers none. The count of an ark_ref_init_atomic
  * object may be changed from any thread; see ark_ref_release_atomic for the
  * memory orderings.
@@ -54,11 +58,6 @@
 
 #include <stdint.h>
 
-#ifndef __cplusplus
-#include <assert.h>
-#include <stdatomic.h>
-#endif
-
 /* The most references an ark_refvec or an autorelease pool holds:
  * 2^32 - 1 (an array of 32 GiB on 64-bit targets), or fewer where the
  * array's bytes would pass PTRDIFF_MAX (32-bit targets). */
@@ -73,6 +72,14 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Private: the counting functions are inline in C; C++, which sees the
+ * count as a plain uint32_t, calls the library's definitions. */
+#ifdef __cplusplus
+#define ARK__REF_INLINE ARK_API
+#else
+#define ARK__REF_INLINE ARK__INLINE
 #endif
 
 /*
@@ -110,15 +117,6 @@ ARK_API void ark_ref_init(ark_ref *r, void (*destroy)(ark_ref *r));
  */
 ARK_API void ark_ref_init_atomic(ark_ref *r, void (*destroy)(ark_ref *r));
 
-#ifdef __cplusplus
-/* C++ links against the out-of-line definitions documented below. */
-ARK_API ark_ref *ark_ref_retain_atomic(ark_ref *r);
-ARK_API void ark_ref_release_atomic(ark_ref *r);
-ARK_API ark_ref *ark_ref_retain(ark_ref *r);
-ARK_API void ark_ref_release(ark_ref *r);
-ARK_API uint32_t ark_ref_count(const ark_ref *r);
-#else
-
 /*
  * Add a reference atomically and return r. Safe to call concurrently with
  * any other atomic retain or release of r; the caller must already hold a
@@ -127,22 +125,7 @@ ARK_API uint32_t ark_ref_count(const ark_ref *r);
  * Errors: a count of 0 (dead object) or past 2^32 - 2 asserts in debug
  * builds; release builds leave 0 alone and pin the count at UINT32_MAX.
  */
-ARK_INLINE ark_ref *ark_ref_retain_atomic(ark_ref *r) {
-    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
-    for (;;) {
-        assert(c != 0 && "retain of a destroyed ark_ref");
-        assert(c < UINT32_MAX - 1 && "ark_ref count overflow");
-        if (c == 0 || c == UINT32_MAX) {
-            return r;
-        }
-        uint32_t next = c < UINT32_MAX - 1 ? c + 1 : UINT32_MAX;
-        if (atomic_compare_exchange_weak_explicit(&r->count, &c, next,
-                                                  memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            return r;
-        }
-    }
-}
+ARK__REF_INLINE ark_ref *ark_ref_retain_atomic(ark_ref *r);
 
 /*
  * Drop a reference atomically; the thread that drops the last one calls
@@ -157,24 +140,7 @@ ARK_INLINE ark_ref *ark_ref_retain_atomic(ark_ref *r) {
  * Errors: a count of 0 asserts in debug builds and is ignored otherwise; a
  * pinned UINT32_MAX count is never decremented.
  */
-ARK_INLINE void ark_ref_release_atomic(ark_ref *r) {
-    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
-    for (;;) {
-        assert(c != 0 && "release of a destroyed ark_ref");
-        if (c == 0 || c == UINT32_MAX) {
-            return;
-        }
-        memory_order order =
-            c == 1 ? memory_order_acq_rel : memory_order_release;
-        if (atomic_compare_exchange_weak_explicit(&r->count, &c, c - 1, order,
-                                                  memory_order_relaxed)) {
-            break;
-        }
-    }
-    if (c == 1 && r->destroy != NULL) {
-        r->destroy(r);
-    }
-}
+ARK__REF_INLINE void ark_ref_release_atomic(ark_ref *r);
 
 /*
  * Add a reference and return r (so `x->tex = ark_ref_retain(t)` reads
@@ -182,19 +148,7 @@ ARK_INLINE void ark_ref_release_atomic(ark_ref *r) {
  * Errors: as ark_ref_retain_atomic.
  * Complexity: O(1), a load and a store.
  */
-ARK_INLINE ark_ref *ark_ref_retain(ark_ref *r) {
-    if (r->atomic) {
-        return ark_ref_retain_atomic(r);
-    }
-    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
-    assert(c != 0 && "retain of a destroyed ark_ref");
-    assert(c < UINT32_MAX - 1 && "ark_ref count overflow");
-    if (c != 0 && c != UINT32_MAX) {
-        c = c < UINT32_MAX - 1 ? c + 1 : UINT32_MAX;
-        atomic_store_explicit(&r->count, c, memory_order_relaxed);
-    }
-    return r;
-}
+ARK__REF_INLINE ark_ref *ark_ref_retain(ark_ref *r);
 
 /*
  * Drop a reference; at zero call destroy (exactly once). Single-threaded
@@ -202,33 +156,13 @@ ARK_INLINE ark_ref *ark_ref_retain(ark_ref *r) {
  * Errors: as ark_ref_release_atomic.
  * Lifetime: r may be freed when this returns.
  */
-ARK_INLINE void ark_ref_release(ark_ref *r) {
-    if (r->atomic) {
-        ark_ref_release_atomic(r);
-        return;
-    }
-    uint32_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
-    assert(c != 0 && "release of a destroyed ark_ref");
-    if (c == 0 || c == UINT32_MAX) {
-        return;
-    }
-    atomic_store_explicit(&r->count, c - 1, memory_order_relaxed);
-    if (c == 1 && r->destroy != NULL) {
-        r->destroy(r);
-    }
-}
+ARK__REF_INLINE void ark_ref_release(ark_ref *r);
 
 /*
  * Return the current count (0 inside destroy). For an object shared across
  * threads it is a snapshot that may be stale at once.
  */
-ARK_INLINE uint32_t ark_ref_count(const ark_ref *r) {
-    /* C11 atomic loads take a non-const pointer until C17's DR 459; the
-     * cast goes through uintptr_t so that -Wcast-qual stays quiet. */
-    return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)&r->count,
-                                memory_order_relaxed);
-}
-#endif /* __cplusplus */
+ARK__REF_INLINE uint32_t ark_ref_count(const ark_ref *r);
 
 /* ---- autorelease pool ---------------------------------------------- */
 
@@ -278,16 +212,9 @@ ARK_API size_t ark_autorelease_pool_count(const ark_autorelease_pool *p);
 
 /*
  * A growable array of ark_ref pointers that owns one reference to each
- * element (an object present twice holds two). The fields are private;
- * they are declared here for the inline at and count.
+ * element (an object present twice holds two). Opaque.
  */
-typedef struct ark_refvec {
-    ark_ref **items;     /* private: elements [0, len) */
-    size_t len;          /* private */
-    size_t cap;          /* private: slots allocated */
-    ark_allocator alloc; /* private: owns items (travels with it on move) */
-    ark_allocator self;  /* private: owns this struct */
-} ark_refvec;
+typedef struct ark_refvec ark_refvec;
 
 /*
  * Create an empty vector (no allocation until the first element).
@@ -371,24 +298,19 @@ ARK_API void ark_refvec_move(ark_refvec *dst, ark_refvec *src);
  * Return the element at position i, borrowed (no count changes), or NULL
  * when i >= count.
  * Lifetime: valid while the vector (or another owner) holds a reference.
+ * Complexity: O(1), inline.
  */
-ARK_INLINE ark_ref *ark_refvec_at(const ark_refvec *v, size_t i) {
-    return i < v->len ? v->items[i] : NULL;
-}
+ARK__INLINE ark_ref *ark_refvec_at(const ark_refvec *v, size_t i);
 
-/* Return the number of elements. */
-ARK_INLINE size_t ark_refvec_count(const ark_refvec *v) { return v->len; }
+/* Return the number of elements. Inline. */
+ARK__INLINE size_t ark_refvec_count(const ark_refvec *v);
 
 /*
  * A map from uint64 keys (any value, 0 and UINT64_MAX included) to counted
  * references, holding one reference to each value: put retains, replacing
- * or removing releases, get borrows. The fields are private; they are
- * declared here for the inline get.
+ * or removing releases, get borrows. Opaque.
  */
-typedef struct ark_refmap {
-    ark_idmap *map;      /* private: key -> (uintptr_t)ark_ref * */
-    ark_allocator alloc; /* private: owns this struct */
-} ark_refmap;
+typedef struct ark_refmap ark_refmap;
 
 /*
  * Create an empty map.
@@ -412,11 +334,9 @@ ARK_API ark_status ark_refmap_put(ark_refmap *m, uint64_t key, ark_ref *r);
 /*
  * Return the value of key, borrowed (no count changes), or NULL.
  * Lifetime: valid while the map (or another owner) holds a reference.
+ * Complexity: O(1), inline (an ark_idmap_get).
  */
-ARK_INLINE ark_ref *ark_refmap_get(const ark_refmap *m, uint64_t key) {
-    uint64_t v;
-    return ark_idmap_get(m->map, key, &v) ? (ark_ref *)(uintptr_t)v : NULL;
-}
+ARK__INLINE ark_ref *ark_refmap_get(const ark_refmap *m, uint64_t key);
 
 /* Remove key and release its value (after the map no longer holds it).
  * Returns true if key was present. */
@@ -453,5 +373,7 @@ ARK_API void ark_refmap_each(const ark_refmap *m,
 #ifdef __cplusplus
 }
 #endif
+
+#include "ark/internal/ref.h"
 
 #endif /* ARK_REF_H */

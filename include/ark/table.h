@@ -40,6 +40,10 @@
  *   of 20 columns). The handle index tables always go through the
  *   allocator.
  *
+ * Pointers: t (and out, w, r where a function takes them) must be
+ * non-NULL unless a function says otherwise; ark_table_destroy(NULL) does
+ * nothing. Handles and row numbers may be any value.
+ *
  * Removal hooks: on_remove(NULL, h, user) runs once for every row removed
  * by remove, flush and clear(true), before the row is popped: while it
  * runs ark_table_row(t, h) still gives the row, and the hook may call
@@ -102,30 +106,8 @@ typedef struct ark_table_config {
     void *user; /* passed to on_remove */
 } ark_table_config;
 
-/* Private: what the index table stores per handle slot. */
-typedef struct ark__table_slot {
-    uint32_t stamp; /* generation + 1 while live, 0 otherwise */
-    uint32_t row;   /* live or marked: its row; free: next generation */
-} ark__table_slot;
-
 /* A table (opaque). */
 typedef struct ark_table ark_table;
-
-/* Private: what the inline functions read, the first member of a table:
- * the handle slots (an array of ark__table_slot, see ark__slot_view in
- * core.h), the column bases, the row -> slot map and the rows in use. */
-typedef struct ark__table_view {
-    ark__slot_view slots;
-    char *const *columns;
-    const uint32_t *row_slots;
-    size_t rows;
-    size_t ncolumns;
-} ark__table_view;
-
-ARK_ALWAYS_INLINE ARK_INLINE const ark__table_view *
-ark__table_view_of(const ark_table *t) {
-    return (const ark__table_view *)(const void *)t;
-}
 
 /*
  * Create a table. *out is set only on success.
@@ -156,18 +138,9 @@ ARK_API ark_status ark_table_insert(ark_table *t, ark_handle *out, size_t *row);
  * exactly that of a live row (null, stale, forged, foreign, removed with
  * remove_later). Never reads outside the table, whatever h is.
  * Lifetime: the row changes when a remove or flush moves the last row.
- * Complexity: O(1), one load of the index table.
+ * Complexity: O(1), inline: one load of the index table.
  */
-ARK_INLINE size_t ark_table_row(const ark_table *t, ark_handle h) {
-    const ark__slot_view *v = &ark__table_view_of(t)->slots;
-    uint64_t i = ark__handle_index(&v->layout, h);
-    /* An index out of range reads slot 0, whose stamp is 0 forever. A
-     * select instead of a branch keeps the lookup short, which lets more
-     * lookups overlap their cache misses. */
-    i = i < v->cap ? i : 0;
-    ark__table_slot s = ((const ark__table_slot *)(const void *)v->flat)[i];
-    return s.stamp == ark__handle_stamp(&v->layout, h) ? s.row : ARK_NO_ROW;
-}
+ARK__INLINE size_t ark_table_row(const ark_table *t, ark_handle h);
 
 /*
  * Return why a handle is or is not valid: ARK_OK (live, or its on_remove
@@ -180,21 +153,9 @@ ARK_API ark_status ark_table_check(const ark_table *t, ark_handle h);
 /*
  * Return the handle of the row at position row, or ARK_NULL_HANDLE when
  * row >= ark_table_rows(t) or the row is marked by remove_later.
+ * Complexity: O(1), inline.
  */
-ARK_INLINE ark_handle ark_table_handle_at(const ark_table *t, size_t row) {
-    const ark__table_view *tv = ark__table_view_of(t);
-    if (row >= tv->rows) {
-        return ARK_NULL_HANDLE;
-    }
-    uint32_t i = tv->row_slots[row];
-    const ark__table_slot *slots =
-        (const ark__table_slot *)(const void *)tv->slots.flat;
-    uint32_t stamp = slots[i].stamp;
-    if (stamp == 0) {
-        return ARK_NULL_HANDLE;
-    }
-    return ark__handle_make(&tv->slots.layout, i, stamp - 1);
-}
+ARK__INLINE ark_handle ark_table_handle_at(const ark_table *t, size_t row);
 
 /* Return the number of live rows (rows marked by remove_later excluded). */
 ARK_API size_t ark_table_count(const ark_table *t);
@@ -202,11 +163,9 @@ ARK_API size_t ark_table_count(const ark_table *t);
 /*
  * Return the number of rows in use: live rows plus rows marked by
  * remove_later, which keep their place until ark_table_flush. Loops over
- * the columns run over [0, ark_table_rows(t)).
+ * the columns run over [0, ark_table_rows(t)). Inline.
  */
-ARK_INLINE size_t ark_table_rows(const ark_table *t) {
-    return ark__table_view_of(t)->rows;
-}
+ARK__INLINE size_t ark_table_rows(const ark_table *t);
 
 /*
  * Return the base of column col (64-byte aligned; element r of the column
@@ -214,14 +173,9 @@ ARK_INLINE size_t ark_table_rows(const ark_table *t) {
  * row was ever allocated on the allocator path.
  * Lifetime: on the virtual-memory path the base never changes while the
  * table holds at most max_rows rows; otherwise it may change on insert.
+ * Complexity: O(1), inline.
  */
-ARK_INLINE void *ark_table_column(const ark_table *t, size_t col) {
-    const ark__table_view *tv = ark__table_view_of(t);
-    if (col >= tv->ncolumns) {
-        return NULL;
-    }
-    return tv->columns[col];
-}
+ARK__INLINE void *ark_table_column(const ark_table *t, size_t col);
 
 /*
  * Remove a row: run on_remove, then move the last row into its place in
@@ -318,8 +272,20 @@ ARK_API ark_handle ark_table_seal(const ark_table *t, ark_handle h);
 /* Return the handle a sealed value stands for; see ark_pool_unseal. */
 ARK_API ark_handle ark_table_unseal(const ark_table *t, ark_handle wire);
 
+/*
+ * Check every invariant of t: every row's slot points back at it and is
+ * live or marked, every issued slot is exactly one of live, marked, free
+ * or retired, free slots hold their next generation, and the rows past
+ * the last one up to the next multiple of 8 are zero. Returns ARK_OK or
+ * ARK_ECORRUPT. For tests and debugging.
+ * Complexity: O(slots issued + rows).
+ */
+ARK_API ark_status ark_table_validate(const ark_table *t);
+
 #ifdef __cplusplus
 }
 #endif
+
+#include "ark/internal/table.h"
 
 #endif /* ARK_TABLE_H */

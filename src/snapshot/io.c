@@ -5,7 +5,7 @@
  */
 #include "ark/io.h"
 
-#include "core_internal.h"
+#include "base/base.h"
 
 #include <string.h>
 

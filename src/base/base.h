@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core_internal.h - helpers shared by the ark modules; never installed.
+ * base.h - what every ark module shares inside the library: allocation
+ * through an ark_allocator, growth arithmetic, small copies, entropy;
+ * never installed.
  */
-#ifndef ARK_CORE_INTERNAL_H
-#define ARK_CORE_INTERNAL_H
+#ifndef ARK_BASE_BASE_H
+#define ARK_BASE_BASE_H
 
 #include "ark/core.h"
 
@@ -15,27 +17,16 @@
 /* Keep a rarely taken path out of its caller so the common path stays
  * small enough to inline. */
 #if defined(__GNUC__) || defined(__clang__)
-#define ARK_NOINLINE __attribute__((noinline))
+#define ARK__NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
-#define ARK_NOINLINE __declspec(noinline)
+#define ARK__NOINLINE __declspec(noinline)
 #else
-#define ARK_NOINLINE
+#define ARK__NOINLINE
 #endif
 
-/* Branch hint for a rare case on a hot path. */
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define ARK_UNLIKELY(x) (x)
-#endif
-
-/* Start loading the cache line at p for writing, or for reading (hints). */
-#define ARK_PREFETCH_WRITE(p) ARK__PREFETCH_W(p)
-#if defined(__GNUC__) || defined(__clang__)
-#define ARK_PREFETCH_READ(p) __builtin_prefetch((p), 0)
-#else
-#define ARK_PREFETCH_READ(p) ((void)(p))
-#endif
+/* ARK__LIKELY, ARK__UNLIKELY, ARK__PREFETCH_R and ARK__PREFETCH_W:
+ * ark/internal/core.h, which the inline paths of the public headers use
+ * too. */
 
 /* Copy *a into *out, or the C library allocator when a is NULL. Returns
  * ARK_EINVAL when a is given without both functions. */
@@ -130,4 +121,4 @@ uint64_t ark__entropy64(const void *salt, bool *from_os);
 /* Return x through the splitmix64 finaliser (a bijection on 64 bits). */
 uint64_t ark__mix64(uint64_t x);
 
-#endif /* ARK_CORE_INTERNAL_H */
+#endif /* ARK_BASE_BASE_H */

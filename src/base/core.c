@@ -2,8 +2,8 @@
 /*
  * core.c - status strings, the default allocator, handle layouts.
  */
-#include "core_internal.h"
-#include "vmem_internal.h"
+#include "base/base.h"
+#include "base/vmem.h"
 
 #include <stdlib.h>
 #if defined(_WIN32)
@@ -100,46 +100,20 @@ void *ark__alloc_table(const ark_allocator *a, size_t size, size_t align) {
     return p;
 }
 
-/* The one external definition of each private inline helper of core.h
- * (not exported: see ARK_INLINE_API). */
-ARK_INLINE_API extern inline unsigned ark__ctz64(uint64_t x);
-ARK_INLINE_API extern inline uint64_t
-ark__handle_stamp(const ark_handle_layout *l, ark_handle h);
-ARK_INLINE_API extern inline uint64_t
-ark__handle_index(const ark_handle_layout *l, ark_handle h);
-ARK_INLINE_API extern inline ark_handle
-ark__handle_make(const ark_handle_layout *l, uint64_t index, uint32_t gen);
-ARK_INLINE_API extern inline char *ark__slot_paged(const ark__slot_view *v,
-                                                   uint64_t i);
-ARK_INLINE_API extern inline char *ark__slot_at(const ark__slot_view *v,
-                                                uint64_t i);
-ARK_INLINE_API extern inline char *ark__slot_live(const ark__slot_view *v,
-                                                  ark_handle h);
-ARK_INLINE_API extern inline ark_handle
-ark__slot_handle(const ark__slot_view *v, uint64_t i, const char *slot);
-ARK_INLINE_API extern inline void ark__copy_upto64(void *dst, const void *src,
-                                                   size_t n);
-ARK_INLINE_API extern inline void ark__copy_word(char *dst, const char *src);
-ARK_INLINE_API extern inline void ark__copy_words8(char *dst, const char *src);
-ARK_INLINE_API extern inline void ark__copy_words16(char *dst, const char *src);
-ARK_INLINE_API extern inline void ark__copy_words32(char *dst, const char *src);
-ARK_INLINE_API extern inline void ark__copy_in(void *dst, const void *src,
-                                               size_t n);
-ARK_INLINE_API extern inline void ark__slot_enqueue(ark__slot_view *v,
-                                                    uint64_t i);
-ARK_INLINE_API extern inline char *
-ark__slot_removable(const ark__slot_view *v, ark_handle h, uint64_t *index);
-ARK_INLINE_API extern inline void ark__slot_release(ark__slot_view *v,
-                                                    uint64_t i, char *slot);
-ARK_INLINE_API extern inline char *
-ark__slot_taken(char *p, uint64_t i, uint32_t gen, uint64_t *index);
-ARK_INLINE_API extern inline uint64_t ark__slot_queued(const ark__slot_view *v);
-ARK_INLINE_API extern inline char *ark__slot_take_reused(ark__slot_view *v,
-                                                         uint64_t *index);
-ARK_INLINE_API extern inline char *ark__slot_take_fresh(ark__slot_view *v,
-                                                        uint64_t *index);
-ARK_INLINE_API extern inline char *ark__slot_take_fast(ark__slot_view *v,
-                                                       uint64_t *index);
+/* The one external definition of each private inline helper of
+ * ark/internal/core.h that is not the handle engine's (not exported: see
+ * ARK__INLINE_API). */
+ARK__INLINE_API extern inline unsigned ark__ctz64(uint64_t x);
+ARK__INLINE_API extern inline void ark__copy_upto64(void *dst, const void *src,
+                                                    size_t n);
+ARK__INLINE_API extern inline void ark__copy_word(char *dst, const char *src);
+ARK__INLINE_API extern inline void ark__copy_words8(char *dst, const char *src);
+ARK__INLINE_API extern inline void ark__copy_words16(char *dst,
+                                                     const char *src);
+ARK__INLINE_API extern inline void ark__copy_words32(char *dst,
+                                                     const char *src);
+ARK__INLINE_API extern inline void ark__copy_in(void *dst, const void *src,
+                                                size_t n);
 
 void *ark__grow_array(const ark_allocator *a, void *arr, size_t *cap,
                       size_t used, uint64_t want, size_t esz) {

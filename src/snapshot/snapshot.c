@@ -5,7 +5,7 @@
  * the buffered writer and the bounded reader, the descriptor. See
  * snapshot.h and docs/snapshot.md.
  */
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 /* ---- checksum ------------------------------------------------------------
  * Four lanes of a Fletcher-style sum over 64-bit little-endian words: per
@@ -324,4 +324,46 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
 
 ark_status ark__snap_read_trailer(ark__snap_in *in) {
     return in_check_digest(in);
+}
+
+/* ---- containers without handles (id set, id map) ---------------------- */
+
+/* The descriptor fields that must be 0 for these kinds are. */
+static bool header_clean(const ark__snap_header *hd, bool body_bytes) {
+    uint64_t keys = 0;
+    for (unsigned k = 0; k < ARK__SNAP_KEYS; k++) {
+        keys |= hd->keys[k];
+    }
+    return (hd->index_bits | hd->gen_bits | hd->tag_bits) == 0 &&
+           (hd->tag | hd->issued | hd->nfree | hd->npending | hd->retired |
+            keys | hd->b | (body_bytes ? 0 : hd->a)) == 0;
+}
+
+ark_status ark__snap_load_set(void **out, const ark__snap_set_kind *k,
+                              const ark_allocator *a, const ark_reader *r) {
+    ark__snap_in in;
+    ark__snap_in_init(&in, r);
+    ark__snap_header hd;
+    bool mismatch;
+    ark_status st =
+        ark__snap_read_header(&in, &hd, k->kind, NULL, 0, &mismatch);
+    if (st == ARK_OK && !header_clean(&hd, k->body_bytes)) {
+        st = ARK_ECORRUPT;
+    }
+    void *c = NULL;
+    if (st == ARK_OK) {
+        st = k->create(&c, a);
+    }
+    if (st == ARK_OK) {
+        st = k->body(c, &in, &hd);
+    }
+    if (st == ARK_OK) {
+        st = ark__snap_read_trailer(&in);
+    }
+    if (st != ARK_OK) {
+        k->destroy(c); /* NULL when create failed or never ran */
+        return st;
+    }
+    *out = c;
+    return ARK_OK;
 }

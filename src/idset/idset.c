@@ -2,33 +2,33 @@
 /*
  * idset.c - ark_idset's life cycle and its invariant checker, and the one
  * external definition of each inline function of idset.h. The structure
- * and the split across files are described in idset_internal.h.
+ * and the split across files are described in idset/idset.h.
  */
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 ARK_API extern inline uint32_t ark_idset_at(const ark_idset *s, size_t pos);
 ARK_API extern inline ark_status ark_idset_insert(ark_idset *s, uint32_t id);
-ARK_INLINE_API extern inline uint32_t
+ARK__INLINE_API extern inline uint32_t
 ark__idset_dense_id(uint32_t base, const void *data, size_t slot);
-ARK_INLINE_API extern inline const ark__idset_view *
+ARK__INLINE_API extern inline const ark__idset_view *
 ark__idset_view_of(const ark_idset *s);
-ARK_INLINE_API extern inline uint32_t
+ARK__INLINE_API extern inline uint32_t
 ark__idset_group_id(const ark__idset_view *v, size_t k, size_t j);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t
 ark__idset_add_if_le(size_t i, size_t s, uint32_t a, uint32_t key);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t
 ark__idset_add_if_lt(size_t i, size_t s, uint32_t a, uint32_t key);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t
 ark__idset_add_if_lt16(size_t i, size_t s, int16_t a, int16_t key);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t
 ark__idset_group_of(const ark__idset_view *v, uint32_t id);
-ARK_INLINE_API extern inline size_t ark__idset_lower32(const uint32_t *b,
-                                                       size_t n, uint32_t key);
-ARK_INLINE_API extern inline size_t ark__idset_lower16(const int16_t *b,
-                                                       size_t n, int16_t key);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t ark__idset_lower32(const uint32_t *b,
+                                                        size_t n, uint32_t key);
+ARK__INLINE_API extern inline size_t ark__idset_lower16(const int16_t *b,
+                                                        size_t n, int16_t key);
+ARK__INLINE_API extern inline size_t
 ark__idset_full_lower(const ark__idset_group *g, unsigned head, uint32_t id);
-ARK_INLINE_API extern inline size_t
+ARK__INLINE_API extern inline size_t
 ark__idset_group_lower(const ark__idset_group *g, unsigned head, size_t len,
                        uint32_t id);
 ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,
@@ -36,7 +36,7 @@ ARK_API extern inline size_t ark_idset_lower_bound(const ark_idset *s,
 ARK_API extern inline size_t ark_idset_find(const ark_idset *s, uint32_t id);
 ARK_API extern inline bool ark_idset_contains(const ark_idset *s, uint32_t id);
 ARK_API extern inline size_t ark_idset_count(const ark_idset *s);
-ARK_INLINE_API extern inline void ark__idset_iter_load(ark_idset_iter *it);
+ARK__INLINE_API extern inline void ark__idset_iter_load(ark_idset_iter *it);
 ARK_API extern inline ark_idset_iter ark_idset_iter_begin(const ark_idset *s,
                                                           size_t pos);
 ARK_API extern inline bool ark_idset_iter_valid(const ark_idset_iter *it);

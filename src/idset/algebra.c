@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_algebra.c - intersect, union, difference and intersect_count.
+ * algebra.c - intersect, union, difference and intersect_count.
  *
  * Sets of comparable size are merged group by group: a cursor per input
  * decodes one group into a uint32 buffer (dense groups are widened by a
@@ -20,7 +20,7 @@
  * it is complete are the two swapped, so out may alias an input and a
  * failure leaves out unchanged.
  */
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 #define GALLOP_RATIO 32u
 #define BUILD_CAP (3u * GROUP_SIZE) /* one partial group + two buffers */
@@ -67,6 +67,24 @@ static int cursor_fill(cursor *c, uint32_t lo) {
 
 /* ---- builder: the result, appended group by group ------------------------ */
 
+/* Append a new last group holding len (1..256) sorted ids, all above the
+ * current maximum, to a set whose groups are all full: the builder of the
+ * set algebra. Allocates (a node, header capacity) and fails with the set
+ * unchanged. */
+static ark_status append_group(ark_idset *s, const uint32_t *v, size_t len) {
+    assert(s->v.count == s->v.ngroups * GROUP_SIZE);
+    size_t k = s->v.ngroups;
+    int dense = v[len - 1] - v[0] <= DENSE_SPAN;
+    int half = dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL;
+    if (ark__idset_acquire(s, !half, k + 1) != ARK_OK) {
+        return ARK_ENOMEM;
+    }
+    ark__idset_add_group(s, v[0]); /* a dense group holding v[0] */
+    s->v.count += len;
+    ark__idset_write_group(s, k, v, len);
+    return ARK_OK;
+}
+
 typedef struct builder {
     struct ark_idset set; /* the result, built aside */
     size_t n;             /* ids in buf not yet written */
@@ -86,7 +104,7 @@ static void builder_flush(builder *b) {
     size_t w = 0;
     for (; b->n - w >= GROUP_SIZE; w += GROUP_SIZE) {
         if (b->st == ARK_OK) {
-            b->st = ark__idset_append_group(&b->set, b->buf + w, GROUP_SIZE);
+            b->st = append_group(&b->set, b->buf + w, GROUP_SIZE);
         }
     }
     if (w > 0) {
@@ -117,7 +135,7 @@ static void builder_push_run(builder *b, const uint32_t *v, size_t n) {
  * contents are freed), or free the result on failure. */
 static ark_status builder_finish(builder *b, ark_idset *out) {
     if (b->st == ARK_OK && b->n > 0) {
-        b->st = ark__idset_append_group(&b->set, b->buf, b->n);
+        b->st = append_group(&b->set, b->buf, b->n);
     }
     if (b->st != ARK_OK) {
         ark__idset_free_all(&b->set);
@@ -145,8 +163,8 @@ static void builder_drain(builder *b, cursor *c) {
  * both indices advance by comparison results. out has room for every id
  * left in both buffers; returns how many were written (or counted). It is
  * instantiated once per op (always inlined into merge_op's cases). */
-static ARK_ALWAYS_INLINE inline size_t merge_kernel(int op, cursor *a,
-                                                    cursor *b, uint32_t *out) {
+static ARK__ALWAYS_INLINE inline size_t merge_kernel(int op, cursor *a,
+                                                     cursor *b, uint32_t *out) {
     size_t i = a->i, j = b->i, o = 0;
     const uint32_t *x = a->buf, *y = b->buf;
     while (i < a->n && j < b->n) {

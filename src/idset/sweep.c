@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_sweep.c - the frame-end sweep (remove_sorted) and copy.
+ * sweep.c - the frame-end sweep (remove_sorted) and copy.
  *
  * The sweep decodes each group from the first one a batch id can touch,
  * copies the runs between batch ids to an output buffer and rewrites
@@ -16,7 +16,7 @@
  * first group partial (the front gap). Either way the sweep rewrites the
  * groups between the batch and the nearer end, not the whole set.
  */
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 /* The output side of the sweep: a buffer of up to 256 kept ids, flushed
  * into group k. */

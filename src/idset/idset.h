@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_internal.h - the private side of ark_idset, shared by its files:
+ * idset/idset.h - the private side of ark_idset, shared by its files, each
+ * calling only those listed above it:
  *
- *   idset.c          create, destroy, memory, validate; the inline twins
- *   idset_group.c    the group encoding: slots, dense windows, forms
- *   idset_node.c     the node freelist, buddies, header arrays
- *   idset_cascade.c  single insert and remove: the in-group shift and the
- *                    cascade across later groups
- *   idset_sweep.c    remove_sorted (the frame-end sweep) and copy
- *   idset_algebra.c  intersect, union, difference, intersect_count
+ *   node.c     the node freelist, buddies, header arrays, adding and
+ *              dropping whole groups
+ *   group.c    the group encoding: slots, dense windows, forms
+ *   cascade.c  single insert and remove: the in-group shift and the
+ *              cascade across later groups
+ *   sweep.c    remove_sorted (the frame-end sweep) and copy
+ *   algebra.c  intersect, union, difference, intersect_count
+ *   idset.c    create, destroy, memory, validate; the inline twins
  *
  * Group k holds positions [256k, 256k + 256). Its hot word (hot[k], see
  * ark__idset_view) stores the slot of position 0 (head), beside a copy of
@@ -28,12 +30,12 @@
  * data pointer rounded down and its half is bit 9. Groups 2k and 2k+1 are
  * buddies: when both are dense they share one node (invariant).
  */
-#ifndef ARK_IDSET_INTERNAL_H
-#define ARK_IDSET_INTERNAL_H
+#ifndef ARK_IDSET_IDSET_H
+#define ARK_IDSET_IDSET_H
 
 #include "ark/idset.h"
 
-#include "core_internal.h"
+#include "base/base.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -61,7 +63,7 @@
 #define DEMOTE_SPAN ARK__IDSET_DEMOTE_SPAN /* hysteresis: 3/4 of the limit */
 #define DEMOTE_CREDIT ARK__IDSET_DEMOTE_CREDIT /* touches before demoting */
 #define FREE_KEEP 8u /* nodes kept on the freelist between calls */
-#define SLAB_MAX 64u /* nodes per slab, at most (see idset_node.c) */
+#define SLAB_MAX 64u /* nodes per slab, at most (see node.c) */
 /* Per group: the header, the hot word, the key, and the window bounds. */
 #define HDR_BYTES                                                              \
     (sizeof(ark__idset_group) + sizeof(uintptr_t) + 3 * sizeof(uint32_t))
@@ -80,7 +82,7 @@ typedef struct idset_stats {
 #define STAT_ADD(s, field, n) ((void)(s), (void)(n))
 #endif
 
-/* A block of nodes taken from the allocator at once (idset_node.c). */
+/* A block of nodes taken from the allocator at once (node.c). */
 typedef struct idset_slab {
     char *mem;      /* nodes NODE_BYTES each, NODE_BYTES-aligned */
     uint32_t nodes; /* nodes in the slab */
@@ -92,7 +94,7 @@ struct ark_idset {
     /* The header, hot, key and window arrays share one block (hdr) of
      * cap entries each; group 0 is entry lead of each, so that prepending
      * or dropping group 0 moves a pointer, not the arrays (see headers_grow
-     * in idset_node.c). */
+     * in node.c). */
     char *hdr;
     size_t cap;  /* entries of each array */
     size_t lead; /* unused entries before group 0 */
@@ -119,7 +121,7 @@ struct ark_idset {
 #endif
 };
 
-/* ---- slots and values (idset_group.c holds the rest) ------------------ */
+/* ---- slots and values (group.c holds the rest) ------------------ */
 
 static inline uint32_t slot_get(const grp *h, unsigned slot) {
     if (h->dense) {
@@ -234,9 +236,18 @@ static inline void stats_reset(ark_idset *s) {
 #endif
 }
 
-/* ---- group encoding (idset_group.c) ------------------------------------ */
+/* The centre of a 64K window covering [mn, mx] (mx - mn <= DENSE_SPAN). */
+static inline uint32_t ark__idset_centre(uint32_t mn, uint32_t mx) {
+    uint32_t slack = (DENSE_SPAN - (mx - mn)) / 2;
+    uint32_t lo = mn >= slack ? mn - slack : 0;
+    if (lo > UINT32_MAX - DENSE_SPAN) {
+        lo = UINT32_MAX - DENSE_SPAN;
+    }
+    return lo + DENSE_HALF;
+}
 
-uint32_t ark__idset_centre(uint32_t mn, uint32_t mx);
+/* ---- group encoding (group.c) ----------------------------------------- */
+
 void ark__idset_promote(ark_idset *s, size_t k);
 void ark__idset_demote(ark_idset *s, size_t k, uint32_t mn, uint32_t mx);
 void ark__idset_ensure(ark_idset *s, size_t k, uint32_t mn, uint32_t mx);
@@ -254,7 +265,7 @@ size_t ark__idset_take(ark_idset *s, size_t k, unsigned len, unsigned j);
 size_t ark__idset_put_front(ark_idset *s, size_t k, unsigned j, uint32_t v);
 size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j);
 
-/* ---- nodes, buddies, headers (idset_node.c) ---------------------------- */
+/* ---- nodes, buddies, headers, the list of groups (node.c) ------------- */
 
 int ark__idset_shares(const ark_idset *s, size_t k);
 char *ark__idset_free_half(const ark_idset *s, size_t k);
@@ -269,7 +280,6 @@ void ark__idset_drop_last(ark_idset *s);
 void ark__idset_add_group(ark_idset *s, uint32_t v);
 void ark__idset_add_sparse_group(ark_idset *s, uint32_t v);
 void ark__idset_prepend_group(ark_idset *s, uint32_t v);
-ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v, size_t len);
 void ark__idset_free_all(ark_idset *s);
 
-#endif /* ARK_IDSET_INTERNAL_H */
+#endif /* ARK_IDSET_IDSET_H */

@@ -26,7 +26,7 @@
 #define ARK_ENTROPY_BCRYPT 1
 #endif
 
-#include "core_internal.h"
+#include "base/base.h"
 
 #include <time.h>
 

@@ -15,7 +15,8 @@
 #ifndef ARK_SNAPSHOT_H
 #define ARK_SNAPSHOT_H
 
-#include "core_internal.h"
+#include "base/base.h"
+#include "engine/slots.h"
 
 #include <string.h>
 
@@ -84,7 +85,7 @@ void ark__snap_out_flush(ark__snap_out *o);
 void ark__snap_out_big(ark__snap_out *o, const void *p, size_t n);
 
 static inline void ark__snap_put(ark__snap_out *o, const void *p, size_t n) {
-    if (ARK_LIKELY(o->len + n <= ARK__SNAP_BUF)) {
+    if (ARK__LIKELY(o->len + n <= ARK__SNAP_BUF)) {
         memcpy(o->buf + o->len, p, n);
         o->len += n;
     } else {
@@ -132,7 +133,7 @@ void ark__snap_in_expect(ark__snap_in *in, uint64_t n);
 void ark__snap_in_big(ark__snap_in *in, void *dst, size_t n);
 
 static inline void ark__snap_get(ark__snap_in *in, void *dst, size_t n) {
-    if (ARK_LIKELY(in->len - in->pos >= n)) {
+    if (ARK__LIKELY(in->len - in->pos >= n)) {
         memcpy(dst, in->buf + in->pos, n);
         in->pos += n;
     } else {
@@ -167,5 +168,55 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
 
 /* Read the trailing checksum of everything so far and compare. */
 ark_status ark__snap_read_trailer(ark__snap_in *in);
+
+/* What the loads of the containers without handles (id set, id map)
+ * do differently. */
+typedef struct ark__snap_set_kind {
+    uint32_t kind;
+    bool body_bytes; /* the header's a counts the body's bytes */
+    ark_status (*create)(void **c, const ark_allocator *a);
+    /* Fill the empty container c from the body; any error is final. */
+    ark_status (*body)(void *c, ark__snap_in *in, const ark__snap_header *hd);
+    void (*destroy)(void *c);
+} ark__snap_set_kind;
+
+/* Read a snapshot of kind k from r into a new container in *out: the
+ * header (every field the kind does not use must be 0), the body, the
+ * trailer. On any error nothing is left behind and *out is not written. */
+ark_status ark__snap_load_set(void **out, const ark__snap_set_kind *k,
+                              const ark_allocator *a, const ark_reader *r);
+
+/* ---- the handle engine's sections ---------------------------------------- */
+
+/* What a container's slots carry in a snapshot. */
+typedef struct ark__slots_io {
+    size_t payload; /* bytes at slot + data_off kept with each live and
+                       marked slot (a pool's element; 0 for a table) */
+} ark__slots_io;
+
+/* Fill the engine's fields of a descriptor. Errors: ARK_EINVAL while
+ * hooks run (the lists are in motion). */
+ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd);
+
+/* Write the slots, ring and pending sections. Errors: ARK_ENOMEM
+ * (scratch for a ring holding dead entries), the writer's. */
+ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
+                           const ark__slots_io *io);
+
+/* Check a descriptor against s, fresh from init with the loading config:
+ * layout (ARK_EINVAL), counts (ARK_ECORRUPT), seal keys (ARK_EINVAL when
+ * key_given and different; else the saved keys are installed). */
+ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
+                                  bool key_given);
+
+/* Bytes of the engine's sections of a checked descriptor. */
+uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload);
+
+/* Read the sections into s (as load_header left it), validating every
+ * value before use; storage grows only as slots arrive. Errors:
+ * ARK_ECORRUPT, ARK_ENOMEM, the reader's; s is then only fit for fini
+ * and the container's destroy. */
+ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
+                           const ark__snap_header *hd, const ark__slots_io *io);
 
 #endif /* ARK_SNAPSHOT_H */

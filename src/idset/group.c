@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_group.c - the group encoding: dense windows, the form changes
+ * group.c - the group encoding: dense windows, the form changes
  * (rebase, promotion, demotion), in-group shifts and decoding.
  *
  * Why demotion is lazy (no thrash): promotion is forced (a value does not
@@ -13,17 +13,7 @@
  * remove_sorted and the set algebra write whole groups anyway, so they pick
  * each written group's best form at once.
  */
-#include "idset_internal.h"
-
-/* The centre of a 64K window covering [mn, mx] (mx - mn <= DENSE_SPAN). */
-uint32_t ark__idset_centre(uint32_t mn, uint32_t mx) {
-    uint32_t slack = (DENSE_SPAN - (mx - mn)) / 2;
-    uint32_t lo = mn >= slack ? mn - slack : 0;
-    if (lo > UINT32_MAX - DENSE_SPAN) {
-        lo = UINT32_MAX - DENSE_SPAN;
-    }
-    return lo + DENSE_HALF;
-}
+#include "idset/idset.h"
 
 /* Rewrite dense group k's deltas around a new centre. */
 static void rebase(ark_idset *s, size_t k, uint32_t base) {

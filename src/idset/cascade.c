@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_cascade.c - single inserts and removes.
+ * cascade.c - single inserts and removes.
  *
  * An insert at position j of group k shifts at most 127 ids inside group
  * k (whichever side is shorter); when k was full its last id then enters
@@ -20,7 +20,7 @@
  * instructions; anything else (rebase, promotion, demotion credit, buddy
  * join) goes through the general step.
  */
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 enum cascade_dir { CASCADE_IN, CASCADE_OUT };
 
@@ -50,8 +50,7 @@ enum cascade_dir { CASCADE_IN, CASCADE_OUT };
 static inline void prefetch_slot(uintptr_t w, unsigned delta) {
     unsigned slot = (unsigned)(w + delta) & SLOT_MASK;
     unsigned shift = w & ARK__IDSET_HOT_DENSE ? 1u : 2u;
-    ARK_PREFETCH_WRITE((const char *)(w & ARK__IDSET_HOT_ADDR) +
-                       (slot << shift));
+    ARK__PREFETCH_W((const char *)(w & ARK__IDSET_HOT_ADDR) + (slot << shift));
 }
 
 /* The general step on full group i in direction dir with incoming id x:
@@ -81,9 +80,9 @@ static uint32_t step_general(ark_idset *s, size_t i, int dir, uint32_t x) {
  * incoming id x, or 0 when the general one is needed: write x, set *out
  * to the id that left (IN: the old last, OUT: the old first) and *key to
  * the group's new first id. */
-static ARK_ALWAYS_INLINE inline int step_fast(grp *h, uintptr_t *hw, int dir,
-                                              uint32_t x, uint32_t *out,
-                                              uint32_t *key) {
+static ARK__ALWAYS_INLINE inline int step_fast(grp *h, uintptr_t *hw, int dir,
+                                               uint32_t x, uint32_t *out,
+                                               uint32_t *key) {
     uintptr_t w = *hw;
     unsigned head = (unsigned)w & SLOT_MASK;
     unsigned slot = dir == CASCADE_IN ? (head - 1u) & SLOT_MASK : head;
@@ -125,7 +124,7 @@ static ARK_ALWAYS_INLINE inline int step_fast(grp *h, uintptr_t *hw, int dir,
  * reaches the last group, so group i - 1 is full, or it is group 0
  * holding 256 - front ids: its last id is at position 255 - front
  * (calling glen here cost a third of the step). */
-static ARK_ALWAYS_INLINE inline uint32_t
+static ARK__ALWAYS_INLINE inline uint32_t
 incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
     if ((dir == CASCADE_IN) != down) {
         return x;
@@ -140,10 +139,10 @@ incoming(const ark_idset *s, size_t i, int dir, int down, uint32_t x) {
 /* Common steps t, t + 1, ... up to stop of the walk from group from, each
  * prefetching the group PREFETCH_AHEAD further on when pf is set; stops
  * early at a step that needs the general one. Returns the next t. */
-static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
-                                                  size_t t, size_t stop,
-                                                  int dir, int down, int pf,
-                                                  uint32_t *x) {
+static ARK__ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
+                                                   size_t t, size_t stop,
+                                                   int dir, int down, int pf,
+                                                   uint32_t *x) {
     grp *gs = s->v.groups;
     uint32_t *keys = s->v.keys;
     unsigned pf_delta = dir == CASCADE_IN ? SLOT_MASK : 0u;
@@ -169,7 +168,7 @@ static ARK_ALWAYS_INLINE inline size_t fast_steps(ark_idset *s, size_t from,
  * left the last group walked. The common steps run in tight loops (one
  * with prefetches while groups lie PREFETCH_AHEAD on, one without), left
  * for a general step and re-entered after it. */
-static ARK_ALWAYS_INLINE inline uint32_t
+static ARK__ALWAYS_INLINE inline uint32_t
 cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
     size_t pf_n = 0; /* steps that prefetch PREFETCH_AHEAD groups on */
     int sparse = 2 * s->ndense < s->v.ngroups; /* mostly sparse groups */
@@ -197,29 +196,29 @@ cascade(ark_idset *s, size_t from, size_t n, int dir, int down, uint32_t x) {
 }
 
 /* Insert towards the back: groups [from, end) each take x at the front. */
-static ARK_NOINLINE uint32_t cascade_in(ark_idset *s, size_t from, size_t end,
-                                        uint32_t x) {
+static ARK__NOINLINE uint32_t cascade_in(ark_idset *s, size_t from, size_t end,
+                                         uint32_t x) {
     return cascade(s, from, end > from ? end - from : 0, CASCADE_IN, 0, x);
 }
 
 /* Remove towards the back: groups [from, end) each take the next group's
  * first id at the back. */
-static ARK_NOINLINE void cascade_out(ark_idset *s, size_t from, size_t end) {
+static ARK__NOINLINE void cascade_out(ark_idset *s, size_t from, size_t end) {
     cascade(s, from, end > from ? end - from : 0, CASCADE_OUT, 0, 0);
 }
 
 /* Insert towards the front: groups k - 1 down to 1 each take x at the
  * back and give their first id on; returns the id leaving group 1 (x
  * itself when k is 1). */
-static ARK_NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
-                                               uint32_t x) {
+static ARK__NOINLINE uint32_t cascade_front_out(ark_idset *s, size_t k,
+                                                uint32_t x) {
     return cascade(s, k - 1, k - 1, CASCADE_OUT, 1, x);
 }
 
 /* Remove towards the front: groups k down to 1 each take the previous
  * group's last id at the front (group k has a free slot there; the others'
  * last ids have already moved on). */
-static ARK_NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
+static ARK__NOINLINE void cascade_front_in(ark_idset *s, size_t k) {
     cascade(s, k, k, CASCADE_IN, 1, 0);
 }
 
@@ -515,10 +514,10 @@ static size_t search(const ark_idset *s, uint32_t id, size_t *len, size_t *j) {
     const char *d = (const char *)h->data;
     size_t bytes = h->dense ? HALF_BYTES : NODE_BYTES;
     for (size_t o = 0; o < bytes; o += 4 * LINE_BYTES) {
-        ARK_PREFETCH_WRITE(d + o);
-        ARK_PREFETCH_WRITE(d + o + LINE_BYTES);
-        ARK_PREFETCH_WRITE(d + o + 2 * LINE_BYTES);
-        ARK_PREFETCH_WRITE(d + o + 3 * LINE_BYTES);
+        ARK__PREFETCH_W(d + o);
+        ARK__PREFETCH_W(d + o + LINE_BYTES);
+        ARK__PREFETCH_W(d + o + 2 * LINE_BYTES);
+        ARK__PREFETCH_W(d + o + 3 * LINE_BYTES);
     }
     *len = glen(s, k);
     *j = ark__idset_group_lower(h, head_of(s, k), *len, id);

@@ -7,9 +7,9 @@
  * slot take and release with the FIFO reuse delay, retirement, check,
  * remove / remove_later / flush / clear with the re-entrancy rules of the
  * removal hook, sealing, and validation. A container owns only its storage:
- * where slot i lives (the ark__slot_view it shares with its inline
+ * where slot i lives (the ark__slots_view it shares with its inline
  * lookups), what a slot carries after its stamp, and what happens to that
- * storage when an element goes (ark__slot_ops).
+ * storage when an element goes (ark__slots_ops).
  *
  * Slot states, read from the uint32 stamp at offset 0 of every slot:
  *   live     stamp = gen + 1
@@ -38,18 +38,17 @@
  * index space is used up; the choice depends on counts alone, never on
  * capacities, so the same operations always issue the same handles.
  */
-#ifndef ARK_SLOTS_H
-#define ARK_SLOTS_H
+#ifndef ARK_ENGINE_SLOTS_H
+#define ARK_ENGINE_SLOTS_H
 
-#include "core_internal.h"
-#include "snapshot.h"
+#include "base/base.h"
 
 /* Half-rounds of the sealing permutation (a keyed Feistel network). */
 #define ARK__SEAL_ROUNDS 6
 
 /* What a container does when the engine asks. Containers pass a static
  * const table to the inline functions below, so the calls inline there. */
-typedef struct ark__slot_ops {
+typedef struct ark__slots_ops {
     /* Give storage (stamps 0) to slots up to at least want (<= limit) and
      * raise view->cap. ARK_ENOMEM leaves the container as it was. */
     ark_status (*grow)(void *c, uint64_t want);
@@ -64,7 +63,7 @@ typedef struct ark__slot_ops {
     void (*drop)(void *c, char *slot);
     /* Return the first live slot at or after from, or 0 when none. */
     uint64_t (*next_live)(const void *c, uint64_t from);
-} ark__slot_ops;
+} ark__slots_ops;
 
 /* The handle fields of both configs. */
 typedef struct ark__slots_config {
@@ -78,9 +77,9 @@ typedef struct ark__slots {
     /* hot: the free-slot queue, issued and fast_stamp_max live in the
      * container's view (core.h), where the inline insert and remove of
      * pool.h reach them */
-    ark__slot_view *v; /* the container's view: layout and slot storage */
-    uint64_t limit;    /* 2^index_bits: slots the layout addresses */
-    uint64_t retired;  /* slots whose generations are used up */
+    ark__slots_view *v; /* the container's view: layout and slot storage */
+    uint64_t limit;     /* 2^index_bits: slots the layout addresses */
+    uint64_t retired;   /* slots whose generations are used up */
     /* unlinked slots not yet freed: marked (pending, doomed) or being
      * removed (its hook may be running) */
     uint64_t held;
@@ -88,7 +87,7 @@ typedef struct ark__slots {
     bool draining;  /* a remove, flush or clear is running hooks */
     uint64_t dying; /* slot whose on_remove runs now, or 0 */
     /* cold */
-    const ark__slot_ops *ops;
+    const ark__slots_ops *ops;
     void *owner;
     ark_allocator alloc;
     uint64_t *pending; /* remove_later marks: index | gen << 32 */
@@ -108,34 +107,35 @@ typedef struct ark__slots {
 
 /* Validate cfg field by field, then in sum, and fill v->layout and s.
  * Storage starts empty (v->cap 0). Errors: ARK_EINVAL. */
-ark_status ark__slots_init(ark__slots *s, ark__slot_view *v,
+ark_status ark__slots_init(ark__slots *s, ark__slots_view *v,
                            const ark__slots_config *cfg,
-                           const ark_allocator *alloc, const ark__slot_ops *ops,
-                           void *owner);
+                           const ark_allocator *alloc,
+                           const ark__slots_ops *ops, void *owner);
 
 /* Free the engine's own arrays (not the container's storage). */
 void ark__slots_fini(ark__slots *s);
 
-static inline uint32_t *ark__stamp(char *slot) {
+static inline uint32_t *ark__slots_stamp(char *slot) {
     return (uint32_t *)(void *)slot;
 }
 
-static inline uint32_t *ark__next_gen(char *slot) {
+static inline uint32_t *ark__slots_next_gen(char *slot) {
     return (uint32_t *)(void *)(slot + 4);
 }
 
 /* Free slots queued: the ring's entries less the dead ones. */
-static inline uint64_t ark__slots_nfree(const ark__slot_view *v) {
+static inline uint64_t ark__slots_nfree(const ark__slots_view *v) {
     return v->tail - v->head - v->ring_dead;
 }
 
 /* Entry k of the ring, k < tail - head (0 is the oldest). */
-static inline uint32_t ark__ring_at(const ark__slot_view *v, uint64_t k) {
+static inline uint32_t ark__slots_ring_at(const ark__slots_view *v,
+                                          uint64_t k) {
     return v->ring[(v->head + k) & v->ring_mask];
 }
 
 /* Take the oldest entry off the ring; it holds one. */
-static inline uint32_t ark__ring_pop(ark__slot_view *v) {
+static inline uint32_t ark__slots_ring_pop(ark__slots_view *v) {
     return v->ring[v->head++ & v->ring_mask];
 }
 
@@ -145,7 +145,7 @@ static inline uint32_t ark__ring_pop(ark__slot_view *v) {
  * instead of two, which took random removes of 1M elements from 7.3-8.0
  * to 6.6-7.2 ns (docs/pool.md). */
 static inline size_t ark__slots_count(const ark__slots *s) {
-    const ark__slot_view *v = s->v;
+    const ark__slots_view *v = s->v;
     return (size_t)(v->issued - 1 - ark__slots_nfree(v) - s->retired - s->held);
 }
 
@@ -159,13 +159,14 @@ ark_status ark__slots_classify(const ark__slots *s, ark_handle h);
  * bits and the slot's generation. */
 static inline ark_status ark__slots_find(const ark__slots *s, ark_handle h,
                                          uint64_t *index, char **slot) {
-    const ark__slot_view *v = s->v;
+    const ark__slots_view *v = s->v;
     uint64_t i = h & v->layout.index_mask;
     *index = 0;
     *slot = NULL;
-    if (ARK_LIKELY(i < v->cap)) {
-        char *p = ark__slot_at(v, i);
-        if (ARK_LIKELY(*ark__stamp(p) == ark__handle_stamp(&v->layout, h))) {
+    if (ARK__LIKELY(i < v->cap)) {
+        char *p = ark__slots_at(v, i);
+        if (ARK__LIKELY(*ark__slots_stamp(p) ==
+                        ark__handle_stamp(&v->layout, h))) {
             *index = i;
             *slot = p;
             return ARK_OK;
@@ -179,6 +180,29 @@ void ark__slots_skip_dead(ark__slots *s);
 
 /* ark__slots_free while the ring holds dead entries. */
 void ark__slots_free_dead(ark__slots *s, uint64_t i, char *slot, uint32_t gen);
+
+/* Make slots [0, want) exist (want <= limit): ring room from the engine,
+ * storage from the container. Nothing changes on failure. */
+ark_status ark__slots_grow_to(ark__slots *s, uint64_t want);
+
+/* Give the ring room for want entries. Nothing changes on failure. */
+ark_status ark__slots_grow_ring(ark__slots *s, uint64_t want);
+
+/* Append entry (index | gen << 32) to a list of s (pending or doomed),
+ * growing it by doubling. Errors: ARK_ENOMEM (the list is unchanged). */
+ark_status ark__slots_list_push(ark__slots *s, uint64_t **list, size_t *len,
+                                size_t *cap, uint64_t entry);
+
+/* Set bit i of the bitmap seen; false if it was set already (the
+ * duplicate checks of validate and load). */
+static inline bool ark__slots_see(uint64_t *seen, uint64_t i) {
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (seen[i >> 6] & bit) {
+        return false;
+    }
+    seen[i >> 6] |= bit;
+    return true;
+}
 
 /* Make room for one more fresh slot (storage and ring). Out of line. */
 ark_status ark__slots_grow_fresh(ark__slots *s);
@@ -211,16 +235,16 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
 static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
                                    uint32_t gen) {
     if (gen >= s->v->layout.gen_max) {
-        *ark__next_gen(slot) = ARK__RETIRED;
+        *ark__slots_next_gen(slot) = ARK__RETIRED;
         s->retired++;
         return;
     }
-    if (ARK_UNLIKELY(s->v->ring_dead != 0)) {
+    if (ARK__UNLIKELY(s->v->ring_dead != 0)) {
         ark__slots_free_dead(s, i, slot, gen);
         return;
     }
-    *ark__next_gen(slot) = gen + 1;
-    ark__slot_enqueue(s->v, i);
+    *ark__slots_next_gen(slot) = gen + 1;
+    ark__slots_enqueue(s->v, i);
 }
 
 /* Set fast_stamp_max from has_hook and ring_dead; called wherever they
@@ -237,22 +261,22 @@ ark_status ark__slots_remove_general(ark__slots *s, ark_handle h);
 
 /* Remove the element h names: unlink, on_remove, drop, free. Without a
  * hook nothing can call back, so the whole removal is straight-line code
- * (ark__slot_removable and ark__slot_release of core.h) with the
+ * (ark__slots_removable and ark__slots_release of core.h) with the
  * container's ops inlined; every other path is a tail call, so the common
  * one needs no stack frame. The container passes its view and itself
  * (c == s->owner) so that their fields are a fixed offset from one
  * pointer, not loads through the engine. */
-static inline ark_status ark__slots_remove(ark__slots *s, ark__slot_view *v,
-                                           const ark__slot_ops *ops, void *c,
+static inline ark_status ark__slots_remove(ark__slots *s, ark__slots_view *v,
+                                           const ark__slots_ops *ops, void *c,
                                            ark_handle h) {
     uint64_t i;
-    char *slot = ark__slot_removable(v, h, &i);
-    if (ARK_UNLIKELY(slot == NULL)) {
+    char *slot = ark__slots_removable(v, h, &i);
+    if (ARK__UNLIKELY(slot == NULL)) {
         return ark__slots_remove_general(s, h);
     }
     ops->unlink(c, i);
     ops->drop(c, slot);
-    ark__slot_release(v, i, slot);
+    ark__slots_release(v, i, slot);
     return ARK_OK;
 }
 
@@ -329,37 +353,4 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot);
 
-/* ---- snapshots ---------------------------------------------------------- */
-
-/* What a container's slots carry in a snapshot. */
-typedef struct ark__slots_io {
-    size_t payload; /* bytes at slot + data_off kept with each live and
-                       marked slot (a pool's element; 0 for a table) */
-} ark__slots_io;
-
-/* Fill the engine's fields of a descriptor. Errors: ARK_EINVAL while
- * hooks run (the lists are in motion). */
-ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd);
-
-/* Write the slots, ring and pending sections. Errors: ARK_ENOMEM
- * (scratch for a ring holding dead entries), the writer's. */
-ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
-                           const ark__slots_io *io);
-
-/* Check a descriptor against s, fresh from init with the loading config:
- * layout (ARK_EINVAL), counts (ARK_ECORRUPT), seal keys (ARK_EINVAL when
- * key_given and different; else the saved keys are installed). */
-ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
-                                  bool key_given);
-
-/* Bytes of the engine's sections of a checked descriptor. */
-uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload);
-
-/* Read the sections into s (as load_header left it), validating every
- * value before use; storage grows only as slots arrive. Errors:
- * ARK_ECORRUPT, ARK_ENOMEM, the reader's; s is then only fit for fini
- * and the container's destroy. */
-ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
-                           const ark__snap_header *hd, const ark__slots_io *io);
-
-#endif /* ARK_SLOTS_H */
+#endif /* ARK_ENGINE_SLOTS_H */

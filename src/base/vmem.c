@@ -20,7 +20,7 @@
 #include <windows.h>
 #endif
 
-#include "vmem_internal.h"
+#include "base/vmem.h"
 
 #if defined(ARK_VMEM_POSIX)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * idset_node.c - storage: the freelist of 1024-byte nodes, buddy sharing,
+ * node.c - storage: the freelist of 1024-byte nodes, buddy sharing,
  * and the contiguous header and key arrays.
  *
  * Allocation and atomicity: an operation first computes how many nodes it
@@ -16,7 +16,7 @@
  * cascade reaches it; the join gave its node back to the freelist, which
  * covers the node a promotion of that group then takes.
  */
-#include "idset_internal.h"
+#include "idset/idset.h"
 
 /* Whether dense group k shares its node with its (dense) buddy. */
 int ark__idset_shares(const ark_idset *s, size_t k) {
@@ -398,7 +398,7 @@ void ark__idset_add_group(ark_idset *s, uint32_t v) {
 }
 
 /* Create group k = ngroups as a sparse group holding the single id v (an
- * append after a wide gap, see append in idset_cascade.c); the caller
+ * append after a wide gap, see append in cascade.c); the caller
  * reserved a node and the header capacity. */
 void ark__idset_add_sparse_group(ark_idset *s, uint32_t v) {
     group_one(s, s->v.ngroups, ark__idset_node_take(s), v, 1);
@@ -448,25 +448,6 @@ void ark__idset_drop_front(ark_idset *s, size_t d) {
     s->v.ngroups -= d;
     s->odd0 ^= (unsigned)(d & 1u);
     s->v.front = 0;
-}
-
-/* Append a new last group holding len (1..256) sorted ids, all above the
- * current maximum, to a set whose groups are all full: the builder of the
- * set algebra. Allocates (a node, header capacity) and fails with the set
- * unchanged. */
-ark_status ark__idset_append_group(ark_idset *s, const uint32_t *v,
-                                   size_t len) {
-    assert(s->v.count == s->v.ngroups * GROUP_SIZE);
-    size_t k = s->v.ngroups;
-    int dense = v[len - 1] - v[0] <= DENSE_SPAN;
-    int half = dense && ark__idset_free_half(s, even_buddy(s, k)) != NULL;
-    if (ark__idset_acquire(s, !half, k + 1) != ARK_OK) {
-        return ARK_ENOMEM;
-    }
-    ark__idset_add_group(s, v[0]); /* a dense group holding v[0] */
-    s->v.count += len;
-    ark__idset_write_group(s, k, v, len);
-    return ARK_OK;
 }
 
 /* Free every node and the header arrays; the set is left empty. */
