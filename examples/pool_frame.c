@@ -47,7 +47,8 @@ int main(void) {
     if (o == NULL || pet == NULL) {
         return 1;
     }
-    *o = (unit){.x = 1, .y = 2, .hp = 100, .pet = wolf};
+    o->hp = 100; /* fields set one by one: the padding stays zero */
+    o->pet = wolf;
     pet->hp = 30;
 
     /* During the frame: the ogre dies. */
