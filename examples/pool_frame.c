@@ -8,6 +8,7 @@
 #include <ark/ark.h>
 #include <stdio.h>
 
+// [hook]
 typedef struct unit {
     float x, y;
     int hp;
@@ -19,7 +20,6 @@ typedef struct world {
     int removed;
 } world;
 
-// [hook]
 /* Runs once for every removed unit, with its handle. A hook may call back
  * into its pool: the pet's removal runs right after this hook returns. */
 static void unit_removed(void *elem, ark_handle h, void *user) {

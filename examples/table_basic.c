@@ -7,9 +7,6 @@
 #include <ark/ark.h>
 #include <stdio.h>
 
-/* Columns: x, y, vx, vy (floats). */
-enum { X, Y, VX, VY };
-
 // [integrate]
 /* restrict parameters and a trip count that is visibly a multiple of 8
  * let GCC vectorize this at -O2. */
@@ -26,6 +23,7 @@ static void integrate(float *restrict x, float *restrict y,
 
 int main(void) {
     // [usage]
+    enum { X, Y, VX, VY }; /* the columns, all floats */
     const size_t sizes[4] = {sizeof(float), sizeof(float), sizeof(float),
                              sizeof(float)};
     ark_table_config cfg = {.column_sizes = sizes, .ncolumns = 4};
