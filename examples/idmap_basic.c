@@ -1,38 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * idmap_basic.c - map external account ids to handles with ark_idmap.
+ * docs/idmap.md shows its region.
  */
-#include "ark/ark.h"
-
+#include <ark/ark.h>
 #include <stdio.h>
 
 int main(void) {
+    // [usage]
     ark_idmap *accounts;
-    if (ark_idmap_create(&accounts, NULL) != ARK_OK) {
+    if (ark_idmap_create(&accounts, NULL) != ARK_OK ||
+        ark_idmap_reserve(accounts, 1000) != ARK_OK) { /* no rehash below */
         return 1;
     }
     /* Ids arrive from outside: any 64-bit value is a valid key. */
     const uint64_t ids[] = {0, 42, 9000000000123ull, UINT64_MAX};
-    if (ark_idmap_reserve(accounts, 4) != ARK_OK) { /* no rehash below 4 */
-        return 1;
-    }
     for (uint64_t i = 0; i < 4; i++) {
         if (ark_idmap_put(accounts, ids[i], 100 + i) != ARK_OK) {
-            return 1;
+            return 1; /* put inserts or overwrites */
         }
     }
-    uint64_t handle;
-    if (!ark_idmap_get(accounts, 42, &handle) || handle != 101) {
-        return 1;
-    }
-    ark_idmap_remove(accounts, 0);
+    ark_status dup = ark_idmap_insert(accounts, 42, 7); /* ARK_EEXIST */
+    uint64_t handle = 0;
+    bool found = ark_idmap_get(accounts, 42, &handle); /* true, 101 */
+    uint64_t old = 0;
+    bool taken = ark_idmap_take(accounts, 0, &old); /* removed; old 100 */
     uint64_t sum = 0;
     for (ark_idmap_iter it = ark_idmap_iter_begin(accounts);
          ark_idmap_iter_valid(&it); ark_idmap_iter_next(&it)) {
-        sum += it.value;
+        sum += it.value; /* it.key, it.value, in table order */
     }
+    // [usage]
     printf("%zu accounts, handle sum %llu\n", ark_idmap_count(accounts),
            (unsigned long long)sum);
+    int ok = dup == ARK_EEXIST && found && handle == 101 && taken &&
+             old == 100 && sum == 101 + 102 + 103 &&
+             ark_idmap_count(accounts) == 3;
     ark_idmap_destroy(accounts);
-    return sum == 101 + 102 + 103 ? 0 : 1;
+    return ok ? 0 : 1;
 }

@@ -12,6 +12,8 @@
  *                               load FILE, check every client's token
  *   snapshot_server             both, in one run (FILE in the current
  *                               directory)
+ *
+ * docs/snapshot.md shows its regions.
  */
 #include <ark/ark.h>
 #include <inttypes.h>
@@ -23,15 +25,6 @@ typedef struct player {
     int32_t x, y;
     uint32_t score;
 } player;
-
-/* An ark_writer / ark_reader over a FILE. */
-static ark_status file_write(void *ctx, const void *buf, size_t n) {
-    return fwrite(buf, 1, n, ctx) == n ? ARK_OK : ARK_ENOMEM;
-}
-
-static ark_status file_read(void *ctx, void *buf, size_t n) {
-    return fread(buf, 1, n, ctx) == n ? ARK_OK : ARK_ECORRUPT;
-}
 
 /* Both servers: the same layout and element size. The seal key is drawn
  * from the OS at create (seal_key 0) and kept in the snapshot. */
@@ -62,8 +55,7 @@ static int save(const char *path) {
     char clients_path[512];
     snprintf(clients_path, sizeof clients_path, "%s.clients", path);
     FILE *clients = fopen(clients_path, "w");
-    FILE *f = fopen(path, "wb");
-    if (clients == NULL || f == NULL) {
+    if (clients == NULL) {
         return 1;
     }
     for (ark_pool_iter it = ark_pool_iter_begin(players);
@@ -71,13 +63,21 @@ static int save(const char *path) {
         fprintf(clients, "%" PRIx64 " %s\n", ark_pool_seal(players, it.handle),
                 ((player *)it.elem)->name);
     }
-    ark_writer w = {file_write, f};
-    ark_status s = ark_pool_save(players, &w);
+    // [save]
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        return 1;
+    }
+    ark_writer w = ark_file_writer(f);
+    ark_status s = ark_pool_save(players, &w); /* ARK_EIO: disk full */
+    if (fclose(f) != 0 && s == ARK_OK) {
+        s = ARK_EIO; /* the last bytes did not reach the file */
+    }
+    // [save]
     printf("saved %zu players: %s\n", ark_pool_count(players), ark_strerror(s));
     ark_handle next;
     ark_pool_insert(players, &(player){"newcomer", 0, 0, 0}, &next);
     fprintf(clients, "next %" PRIx64 "\n", next);
-    fclose(f);
     fclose(clients);
     ark_pool_destroy(players);
     return s == ARK_OK ? 0 : 1;
@@ -86,15 +86,20 @@ static int save(const char *path) {
 static int load(const char *path) {
     char clients_path[512];
     snprintf(clients_path, sizeof clients_path, "%s.clients", path);
-    FILE *f = fopen(path, "rb");
     FILE *clients = fopen(clients_path, "r");
-    if (f == NULL || clients == NULL) {
+    if (clients == NULL) {
         return 1;
     }
+    // [load]
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return 1;
+    }
+    ark_reader r = ark_file_reader(f);
     ark_pool *players;
-    ark_reader r = {file_read, f};
-    ark_status s = ark_pool_load(&players, &cfg, &r);
+    ark_status s = ark_pool_load(&players, &cfg, &r); /* cfg as saved */
     fclose(f);
+    // [load]
     printf("loaded: %s\n", ark_strerror(s));
     if (s != ARK_OK) {
         return 1;

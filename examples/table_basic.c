@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * table_basic.c - bodies as four float columns of an ark_table, updated
+ * by a loop the compiler vectorizes; handles follow rows as they move.
+ * docs/table.md shows its regions.
+ */
 #include <ark/ark.h>
 #include <stdio.h>
 
-/* Columns: x, y, vx, vy (floats). */
-enum { X, Y, VX, VY };
-
-/* restrict parameters and a trip count that is a multiple of 8 let the
- * compiler vectorize this at -O2. */
+// [integrate]
+/* restrict parameters and a trip count that is visibly a multiple of 8
+ * let GCC vectorize this at -O2. */
 static void integrate(float *restrict x, float *restrict y,
                       const float *restrict vx, const float *restrict vy,
                       size_t n, float dt) {
@@ -16,19 +19,24 @@ static void integrate(float *restrict x, float *restrict y,
         y[i] += vy[i] * dt;
     }
 }
+// [integrate]
 
 int main(void) {
+    // [usage]
+    enum { X, Y, VX, VY }; /* the columns, all floats */
     const size_t sizes[4] = {sizeof(float), sizeof(float), sizeof(float),
                              sizeof(float)};
     ark_table_config cfg = {.column_sizes = sizes, .ncolumns = 4};
     ark_table *bodies;
-    if (ark_table_create(&bodies, &cfg) != ARK_OK)
+    if (ark_table_create(&bodies, &cfg) != ARK_OK) {
         return 1;
+    }
     ark_handle h[3];
     for (int i = 0; i < 3; i++) {
         size_t row;
-        if (ark_table_insert(bodies, &h[i], &row) != ARK_OK)
+        if (ark_table_insert(bodies, &h[i], &row) != ARK_OK) { /* zeroed */
             return 1;
+        }
         ((float *)ark_table_column(bodies, VX))[row] = 1.0f + (float)i;
     }
     /* Rows [rows, round_up(rows, 8)) are zero: run whole groups of 8. */
@@ -39,6 +47,7 @@ int main(void) {
     ark_table_remove(bodies, h[0]); /* the last row moves into row 0 */
     size_t row = ark_table_row(bodies, h[2]); /* handles follow the move */
     float x = ((float *)ark_table_column(bodies, X))[row];
+    // [usage]
     printf("body 2 is in row %zu at x = %.1f\n", row, x);
     int ok = row == 0 && x == 1.5f &&
              ark_table_row(bodies, h[0]) == ARK_NO_ROW &&
