@@ -94,7 +94,7 @@ wine_stage() {
   PRE_CTEST=wine_up POST_CTEST=wine_down run_stage wine build/mingw \
     -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-mingw64.cmake" \
     -DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON \
-    -DARK_EXAMPLES=ON -- -- -E '^(style|readme)\.' --repeat until-pass:2
+    -DARK_EXAMPLES=ON -- -- -E '^(style|readme|docs)\.' --repeat until-pass:2
 }
 
 debug=(-DCMAKE_BUILD_TYPE=Debug -DARK_WERROR=ON -DARK_TESTS=ON -DARK_EXAMPLES=ON)
@@ -109,7 +109,7 @@ for s in "${stages[@]}"; do
   valgrind)
     # The bench smoke runs and the style checks are not memory tests.
     run_stage valgrind build/valgrind "${debug[@]}" -DARK_VALGRIND=ON -- -- \
-      -E '^(bench|style|readme)\.' ;;
+      -E '^(bench|style|readme|docs)\.' ;;
   tsan)
     # Only what the thread tests need is built (target ark_thread_tests).
     run_stage tsan build/tsan "${debug[@]}" "${clang[@]}" -DARK_EXAMPLES=OFF \
