@@ -109,7 +109,9 @@ static const ark__slots_ops pool_ops = {
 /* ---- storage ----------------------------------------------------------- */
 
 /* Cover slots [0, cap) with live bits: set, as for every slot not issued
- * yet (ark__pool_view in pool.h), but slot 0's, which is never live. */
+ * yet (ark__pool_view in pool.h), but slot 0's, which is never live. A
+ * keyed pool issues every slot it has (see keys.c): its new bits are
+ * clear. */
 static ark_status grow_live(ark_pool *p, uint64_t cap) {
     size_t old = (size_t)((p->view.slots.cap + 63) >> 6);
     size_t words = (size_t)((cap + 63) >> 6);
@@ -119,7 +121,7 @@ static ark_status grow_live(ark_pool *p, uint64_t cap) {
         return ARK_ENOMEM;
     }
     p->view.live = live;
-    memset(live + old, 0xFF, (words - old) * sizeof *live);
+    memset(live + old, p->s.keyed ? 0 : 0xFF, (words - old) * sizeof *live);
     if (old == 0 && words > 0) {
         live[0] &= ~(uint64_t)1;
     }
@@ -302,8 +304,13 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         return ARK_ENOMEM;
     }
     memset(p, 0, sizeof *p);
-    ark__slots_config sc = {cfg->index_bits, cfg->gen_bits, cfg->tag_bits,
-                            cfg->tag,        cfg->seal_key, cfg->on_remove};
+    ark__slots_config sc = {cfg->index_bits,
+                            cfg->gen_bits,
+                            cfg->tag_bits,
+                            cfg->tag,
+                            cfg->seal_key,
+                            cfg->on_remove != NULL,
+                            cfg->keys != NULL ? &cfg->keys->s : NULL};
     st = ark__slots_init(&p->s, &p->view.slots, &sc, &a, &pool_ops, p);
     if (st != ARK_OK) {
         ark__free(&a, p, sizeof *p);
@@ -547,4 +554,26 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
+}
+
+/* ---- ids --------------------------------------------------------------- */
+
+uint32_t ark_pool_id(const ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    uint64_t i;
+    char *slot;
+    return ark__slots_find(&p->s, h, &i, &slot) == ARK_OK ? (uint32_t)i : 0;
+}
+
+ark_handle ark_pool_handle_by_id(const ark_pool *p, uint32_t id) {
+    assert(p != NULL);
+    const ark__slots_view *v = &p->view.slots;
+    if (id == 0 || id >= ark__pool_issued(&p->view)) {
+        return ARK_NULL_HANDLE;
+    }
+    char *slot = ark__slots_at(v, id);
+    if (*ark__slots_stamp(slot) == 0) {
+        return ARK_NULL_HANDLE;
+    }
+    return ark__slots_handle(v, id, slot);
 }

@@ -33,6 +33,7 @@
 
 #include "base/vmem.h"
 #include "engine/slots.h"
+#include "pool_internal.h"
 #include "table_internal.h"
 
 #include <assert.h>
@@ -170,6 +171,21 @@ static void copy_rows(const ark_table *t, char **cols) {
 
 /* ---- what the engine asks of a table ---------------------------------- */
 
+/* A keyed table's presence bits (one per slot, set while its row is
+ * live) for ncap slots; the new ones clear. */
+static ark_status grow_present(ark_table *t, uint64_t ncap) {
+    size_t old = t->present_words, words = (size_t)((ncap + 63) >> 6);
+    uint64_t *bits = ark__grow_array(&t->s.alloc, t->present, &t->present_words,
+                                     old, words, 8);
+    if (bits == NULL) {
+        return ARK_ENOMEM;
+    }
+    memset(bits + old, 0, (t->present_words - old) * sizeof *bits);
+    t->present = bits;
+    t->view.present = bits;
+    return ARK_OK;
+}
+
 /* Double the handle slots until want fit (at most the index space); new
  * entries are zero. */
 static ark_status table_grow_slots(void *c, uint64_t want) {
@@ -182,7 +198,8 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
     ncap = ncap > t->s.limit ? t->s.limit : ncap;
     size_t bytes;
     if (ncap > SIZE_MAX ||
-        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot), &bytes)) {
+        ark__mul_overflows((size_t)ncap, sizeof(ark__table_slot), &bytes) ||
+        (t->s.keyed && grow_present(t, ncap) != ARK_OK)) {
         return ARK_ENOMEM;
     }
     ark__table_slot *slots = ark__alloc_table(&t->s.alloc, bytes, 0);
@@ -202,8 +219,10 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
 }
 
 static void table_unlink_slot(void *c, uint64_t i) {
-    (void)c;
-    (void)i;
+    ark_table *t = c;
+    if (t->present != NULL) {
+        t->present[i >> 6] &= ~((uint64_t)1 << (i & 63));
+    }
 }
 
 static void table_run_hook(void *c, char *slot, ark_handle h) {
@@ -319,12 +338,20 @@ ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
         return ARK_ENOMEM;
     }
     memset(t, 0, sizeof *t);
-    ark__slots_config sc = {cfg->index_bits, cfg->gen_bits, cfg->tag_bits,
-                            cfg->tag,        cfg->seal_key, cfg->on_remove};
+    ark__slots_config sc = {cfg->index_bits,
+                            cfg->gen_bits,
+                            cfg->tag_bits,
+                            cfg->tag,
+                            cfg->seal_key,
+                            cfg->on_remove != NULL,
+                            cfg->keys != NULL ? &cfg->keys->s : NULL};
     st = ark__slots_init(&t->s, &t->view.slots, &sc, &a, &table_ops, t);
     t->columns =
         st == ARK_OK ? ark__alloc(&a, columns_bytes(cfg->ncolumns), 0) : NULL;
     if (t->columns == NULL) {
+        if (st == ARK_OK) {
+            ark__slots_fini(&t->s); /* a keyed table leaves its keys */
+        }
         ark__free(&a, t, sizeof *t);
         return st != ARK_OK ? st : ARK_ENOMEM;
     }
@@ -347,7 +374,8 @@ ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
     reserve_columns(t, cfg, row_bytes);
     /* Slot 0 exists from the start: ark_table_row reads it for every
      * index out of range. */
-    if (table_grow_slots(t, 1) != ARK_OK) {
+    if ((t->s.keyed ? ark__slots_keyed_grow(&t->s, 1)
+                    : table_grow_slots(t, 1)) != ARK_OK) {
         ark_table_destroy(t);
         return ARK_ENOMEM;
     }
@@ -367,6 +395,7 @@ void ark_table_destroy(ark_table *t) {
     ark__free(&a, t->row_slots, t->cap * sizeof *t->row_slots);
     ark__free(&a, t->view.slots.flat,
               (size_t)t->view.slots.cap * sizeof(ark__table_slot));
+    ark__free(&a, t->present, t->present_words * sizeof *t->present);
     ark__free(&a, t->columns < t->spare_columns ? t->columns : t->spare_columns,
               columns_bytes(t->view.ncolumns));
     ark__slots_fini(&t->s);
@@ -668,6 +697,9 @@ ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
     t->row_slots[r] = (uint32_t)i;
     for (size_t k = 0; k < t->view.ncolumns; k++) {
         zero_elem(t->columns[k] + r * t->sizes[k], t->sizes[k]);
+    }
+    if (t->present != NULL) {
+        t->present[i >> 6] |= (uint64_t)1 << (i & 63);
     }
     if (row != NULL) {
         *row = r;

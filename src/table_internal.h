@@ -26,6 +26,8 @@ struct ark_table {
     size_t block_bytes;   /* its size */
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user;
+    uint64_t *present;    /* keyed: == view.present, writable */
+    size_t present_words; /* its words allocated */
 };
 
 /* The handle slots of t, an array of ark__table_slot. */

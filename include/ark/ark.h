@@ -10,6 +10,7 @@
 #define ARK_VERSION_PATCH 0
 
 #include "ark/core.h"
+#include "ark/entity.h"
 #include "ark/idmap.h"
 #include "ark/idset.h"
 #include "ark/io.h"

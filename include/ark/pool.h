@@ -125,6 +125,14 @@ typedef struct ark_pool_config {
      * clear(true), and its handle; see "Removal hooks" above. */
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user; /* passed to on_remove */
+    /* An entity pool whose handles key this pool (ark/entity.h): each
+     * element belongs to one entity and is created with
+     * ark_pool_insert_at at the entity's handle, found with ark_pool_get
+     * by that handle, and removed when the entity is. The handle fields
+     * above must then be 0 (the entity pool's layout and seal key
+     * apply); insert, alloc and claim give ARK_EINVAL. NULL: a pool with
+     * handles of its own. */
+    struct ark_pool *keys;
 } ark_pool_config;
 
 /* A pool (opaque). */
@@ -256,6 +264,24 @@ ARK_API ark_handle ark_pool_seal(const ark_pool *p, ark_handle h);
  * above the layout keeps them, so it is rejected as foreign).
  */
 ARK_API ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire);
+
+/*
+ * Return the id of h: its slot index, when h is exactly a live element's
+ * handle (an element whose on_remove runs counts as live), else 0, which
+ * no element has. For an entity pool, the id is what its tag sets hold
+ * (ark/entity.h); for a keyed pool, the id of its entity.
+ * Complexity: O(1).
+ */
+ARK_API uint32_t ark_pool_id(const ark_pool *p, ark_handle h);
+
+/*
+ * Return the handle of the live element with id id, or ARK_NULL_HANDLE
+ * when slot id holds none (never issued, free, marked by remove_later, or
+ * any id past the pool). The way back from an id a tag set or a client
+ * gives to the handle that names the element now.
+ * Complexity: O(1).
+ */
+ARK_API ark_handle ark_pool_handle_by_id(const ark_pool *p, uint32_t id);
 
 /*
  * Call fn on every live element in slot order until it returns false.

@@ -104,6 +104,13 @@ typedef struct ark_table_config {
      * with elem NULL; see "Removal hooks" above. */
     void (*on_remove)(void *elem, ark_handle h, void *user);
     void *user; /* passed to on_remove */
+    /* An entity pool whose handles key this table (ark/entity.h): each
+     * row belongs to one entity and is created with ark_table_insert_at
+     * at the entity's handle, found with ark_table_row by that handle,
+     * and removed when the entity is. The handle fields above must then
+     * be 0; insert and claim give ARK_EINVAL. NULL: a table with handles
+     * of its own. */
+    struct ark_pool *keys;
 } ark_table_config;
 
 /* A table (opaque). */

@@ -99,7 +99,15 @@ ark_status ark__slots_init(ark__slots *s, ark__slots_view *v,
     v->ring_cap = v->head = v->tail = v->ring_dead = v->issued = 0;
     v->ring_mask = UINT64_MAX; /* ring_cap - 1 */
     v->fast_stamp_max = 0;
-    ark_status st = layout_init(&v->layout, cfg);
+    ark_status st = ARK_OK;
+    if (cfg->keys == NULL) {
+        st = layout_init(&v->layout, cfg);
+    } else if ((cfg->index_bits | cfg->gen_bits | cfg->tag_bits) != 0 ||
+               cfg->tag != 0 || cfg->seal_key != 0 || cfg->keys->keyed) {
+        st = ARK_EINVAL; /* the key space decides all of them */
+    } else {
+        v->layout = cfg->keys->v->layout;
+    }
     if (st != ARK_OK) {
         return st;
     }
@@ -111,11 +119,15 @@ ark_status ark__slots_init(ark__slots *s, ark__slots_view *v,
     s->has_hook = cfg->has_hook;
     s->v->issued = 1; /* slot 0 exists from the first growth, never issued */
     ark__slots_refresh_fast(s);
+    if (cfg->keys != NULL) {
+        return ark__slots_init_keyed(s, cfg->keys);
+    }
     seal_init(s, cfg->seal_key);
     return ARK_OK;
 }
 
 void ark__slots_fini(ark__slots *s) {
+    ark__slots_fini_keys(s);
     ark__free(&s->alloc, s->v->ring,
               (size_t)s->v->ring_cap * sizeof *s->v->ring);
     ark__free(&s->alloc, s->pending, s->pending_cap * sizeof *s->pending);
@@ -157,7 +169,7 @@ ark_status ark__slots_grow_ring(ark__slots *s, uint64_t want) {
 /* Make slots [0, want) exist: storage from the container, ring room from
  * the engine. want <= limit. */
 ark_status ark__slots_grow_to(ark__slots *s, uint64_t want) {
-    ark_status st = ark__slots_grow_ring(s, want);
+    ark_status st = s->keyed ? ARK_OK : ark__slots_grow_ring(s, want);
     if (st == ARK_OK && want > s->v->cap) {
         st = s->ops->grow(s->owner, want);
     }
@@ -202,6 +214,14 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot) {
 }
 
 ark_status ark__slots_reserve(ark__slots *s, size_t n) {
+    if (s->keyed) {
+        /* Storage for every index its key space has storage for. */
+        if (n >= s->limit) {
+            return ARK_EFULL;
+        }
+        uint64_t want = s->keys != NULL ? s->keys->v->cap : 0;
+        return want > s->v->cap ? ark__slots_keyed_grow(s, want) : ARK_OK;
+    }
     size_t count = ark__slots_count(s);
     if (n <= count) {
         return ARK_OK;
@@ -238,33 +258,61 @@ ark_status ark__slots_list_push(ark__slots *s, uint64_t **list, size_t *len,
     return ARK_OK;
 }
 
+/* Hide live slot i from iteration (the container's unlink) and tell the
+ * queries over its key space (ark__slots_view.epoch). */
+static void unlink_live(ark__slots *s, uint64_t i) {
+    s->ops->unlink(s->owner, i);
+    s->v->epoch++;
+    if (s->keys != NULL) {
+        s->keys->v->epoch++;
+    }
+}
+
 /* Mark live slot i on a list (pending or doomed): it becomes invisible at
- * once, its storage stays. Nothing changes on ARK_ENOMEM. */
+ * once, its storage stays; an entity loses its tags now. Nothing changes
+ * on ARK_ENOMEM. */
 static ark_status mark(ark__slots *s, bool doomed, uint64_t i, char *slot) {
     uint32_t gen = *ark__slots_stamp(slot) - 1;
     uint64_t entry = i | (uint64_t)gen << 32;
-    ark_status st = doomed ? ark__slots_list_push(s, &s->doomed, &s->ndoomed,
-                                                  &s->doomed_cap, entry)
-                           : ark__slots_list_push(s, &s->pending, &s->npending,
-                                                  &s->pending_cap, entry);
-    if (st != ARK_OK) {
-        return st;
+    uint64_t **list = doomed ? &s->doomed : &s->pending;
+    size_t *len = doomed ? &s->ndoomed : &s->npending;
+    size_t *cap = doomed ? &s->doomed_cap : &s->pending_cap;
+    uint64_t *l = ark__grow_array(&s->alloc, *list, cap, *len, *len + 1,
+                                  sizeof *l); /* room first: untag is final */
+    if (l == NULL) {
+        return ARK_ENOMEM;
     }
+    *list = l;
+    if (s->nattached != 0) {
+        ark_status st =
+            ark__slots_untag(s, ark__handle_make(&s->v->layout, i, gen));
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    l[(*len)++] = entry;
     *ark__slots_stamp(slot) = 0;
     s->held++;
-    s->ops->unlink(s->owner, i);
+    unlink_live(s, i);
     return ARK_OK;
 }
 
-/* Finish an unlinked slot: its hook (stamp valid while it runs), then the
- * stamp cleared, the container's storage dropped and the slot freed. The
- * slot is looked up again after the hook, which may have grown storage. */
+/* Finish an unlinked slot: its hook and, for an entity, the removal of
+ * its elements from the keyed containers (its stamp valid meanwhile, so
+ * its handle resolves), then the stamp cleared, the container's storage
+ * dropped and the slot freed. The slot is looked up again after the
+ * hooks, which may have grown storage. */
 static void finish(ark__slots *s, uint64_t i, uint32_t gen, bool hook) {
     char *slot = ark__slots_at(s->v, i);
-    if (hook) {
+    hook = hook && s->has_hook;
+    if (hook || s->nattached != 0) {
+        ark_handle h = ark__handle_make(&s->v->layout, i, gen);
         *ark__slots_stamp(slot) = gen + 1;
         s->dying = i;
-        s->ops->hook(s->owner, slot, ark__handle_make(&s->v->layout, i, gen));
+        if (hook) {
+            s->ops->hook(s->owner, slot, h);
+        }
+        ark__slots_cascade(s, h);
         s->dying = 0;
         slot = ark__slots_at(s->v, i);
     }
@@ -288,21 +336,27 @@ static void drain_doomed(ark__slots *s) {
     s->doomed_done = 0;
 }
 
+/* Whether a removal must take the general path: a hook to run, elements
+ * or tags of an entity to remove with it, a keyed slot (no ring). */
+static bool removal_general(const ark__slots *s) {
+    return s->has_hook || s->nattached != 0 || s->keyed;
+}
+
 void ark__slots_refresh_fast(ark__slots *s) {
     s->v->fast_stamp_max =
-        s->has_hook || s->v->ring_dead != 0 ? 0 : s->v->layout.gen_max;
+        removal_general(s) || s->v->ring_dead != 0 ? 0 : s->v->layout.gen_max;
 }
 
 /* Unlink live slot i and finish it now, its hook run or not. */
 static void remove_now(ark__slots *s, uint64_t i, char *slot, bool hook) {
     uint32_t gen = *ark__slots_stamp(slot) - 1;
     s->held++;
-    s->ops->unlink(s->owner, i);
+    unlink_live(s, i);
     finish(s, i, gen, hook);
 }
 
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
-    if (!s->has_hook) {
+    if (!s->has_hook && s->nattached == 0) {
         remove_now(s, i, slot, false);
         return ARK_OK;
     }
@@ -311,6 +365,14 @@ ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     }
     if (s->draining) {
         return mark(s, true, i, slot);
+    }
+    if (s->nattached != 0) {
+        uint32_t gen = *ark__slots_stamp(slot) - 1;
+        ark_status st =
+            ark__slots_untag(s, ark__handle_make(&s->v->layout, i, gen));
+        if (st != ARK_OK) {
+            return st;
+        }
     }
     s->draining = true;
     remove_now(s, i, slot, true);
@@ -326,8 +388,31 @@ ark_status ark__slots_discard(ark__slots *s, ark_handle h) {
     if (st != ARK_OK || i == s->dying) {
         return st;
     }
+    if (s->nattached != 0) {
+        (void)ark__slots_untag(s, h); /* an element never built: no tags */
+    }
     remove_now(s, i, slot, false);
     return ARK_OK;
+}
+
+void ark__slots_keyed_remove(ark__slots *s, ark_handle h, bool hook) {
+    uint64_t i;
+    char *slot;
+    if (ark__slots_find(s, h, &i, &slot) != ARK_OK || i == s->dying) {
+        return; /* none, marked (its flush finishes it), or its hook runs */
+    }
+    if (!hook) {
+        remove_now(s, i, slot, false); /* as discard: nothing to queue */
+        return;
+    }
+    if (ark__slots_remove_slow(s, i, slot) == ARK_ENOMEM) {
+        /* A hook of s runs and its removes queue up: no room for this one.
+         * Run it now, inside the running hook, rather than leave an
+         * element no entity owns; the running one stays the dying one. */
+        uint64_t dying = s->dying;
+        remove_now(s, i, slot, true);
+        s->dying = dying;
+    }
 }
 
 ark_status ark__slots_remove_general(ark__slots *s, ark_handle h) {
@@ -377,6 +462,7 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
         return;
     }
     s->draining = true;
+    s->quiet = !run_hook; /* the keyed containers' hooks too */
     bool hook = run_hook && s->has_hook;
     /* Hooks may insert: repeat until a pass finds nothing. */
     while (ark__slots_count(s) > 0 || s->npending > 0) {
@@ -387,6 +473,8 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
         }
         drain_pending(s, hook);
     }
+    ark__slots_clear_tags(s);
+    s->quiet = false;
     s->draining = false;
 }
 
@@ -505,7 +593,7 @@ ark_status ark__slots_validate(const ark__slots *s,
                                bool (*linked)(const void *c, uint64_t i)) {
     const ark__slots_view *v = s->v;
     uint32_t fast_max =
-        s->has_hook || s->v->ring_dead != 0 ? 0 : v->layout.gen_max;
+        removal_general(s) || s->v->ring_dead != 0 ? 0 : v->layout.gen_max;
     if (s->v->fast_stamp_max != fast_max) {
         return ARK_ECORRUPT;
     }
@@ -521,8 +609,15 @@ ark_status ark__slots_validate(const ark__slots *s,
                        (s->ndoomed - s->doomed_done) + (s->dying != 0)) {
         return ARK_ECORRUPT;
     }
+    if (s->keyed && (s->v->issued != v->cap || s->v->ring_cap != 0 ||
+                     s->retired != 0 || s->vacant >= v->cap)) {
+        return ARK_ECORRUPT;
+    }
+    if (!s->keyed && s->vacant != 0) {
+        return ARK_ECORRUPT;
+    }
     if (s->v->issued > v->cap || v->cap > s->limit ||
-        s->v->ring_cap + 1 < s->v->issued ||
+        (!s->keyed && s->v->ring_cap + 1 < s->v->issued) ||
         s->v->ring_mask != s->v->ring_cap - 1 ||
         ark__slots_queued(s->v) > s->v->ring_cap ||
         s->v->ring_dead > ark__slots_queued(s->v) ||
@@ -692,6 +787,9 @@ static uint64_t insert_at_gap(const ark__slots_view *v) {
 }
 
 ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
+    if (s->keyed) {
+        return ark__slots_keyed_check(s, h);
+    }
     const ark__handle_layout *l = &s->v->layout;
     ark_status st = handle_of_layout(l, h);
     if (st != ARK_OK) {
@@ -725,6 +823,9 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot) {
     assert(ark__slots_insert_at_check(s, h) == ARK_OK);
+    if (s->keyed) {
+        return ark__slots_keyed_take(s, h, index, slot);
+    }
     const ark__handle_layout *l = &s->v->layout;
     uint64_t i = h & l->index_mask;
     uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);

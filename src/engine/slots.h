@@ -65,13 +65,39 @@ typedef struct ark__slots_ops {
     uint64_t (*next_live)(const void *c, uint64_t from);
 } ark__slots_ops;
 
-/* The handle fields of both configs. */
+struct ark__slots;
+
+/* The handle fields of both configs. keys, when not NULL, makes the
+ * container keyed (src/engine/keys.c): its elements are created at the
+ * handles of that key space (an entity pool), which removes them with its
+ * entities; the layout and seal keys are the key space's, and the handle
+ * fields must be 0. */
 typedef struct ark__slots_config {
     unsigned index_bits, gen_bits, tag_bits;
     uint64_t tag;
     uint64_t seal_key;
     bool has_hook;
+    struct ark__slots *keys;
 } ark__slots_config;
+
+/* A container attached to a key space: what the key space asks of it when
+ * entities go (src/engine/keys.c). */
+typedef struct ark__slots_attached {
+    void *c; /* the container: a keyed engine, or an id set */
+    /* Make removing h's element unable to fail (an id set takes the nodes
+     * it may need); ARK_ENOMEM changes nothing c holds. NULL: nothing to
+     * prepare. */
+    ark_status (*prepare)(void *c, ark_handle h);
+    /* Remove what c holds for h, if anything, running its hook when hook
+     * is true (after prepare, when there is one: it cannot fail). */
+    void (*remove)(void *c, ark_handle h, bool hook);
+    /* Remove everything c holds (the key space was cleared), or NULL. */
+    void (*clear)(void *c);
+    /* The key space is going away: c must forget it. */
+    void (*detach)(void *c);
+    bool tag; /* an id set: emptied of an entity's id when the removal of
+                 the entity starts, not when it ends */
+} ark__slots_attached;
 
 typedef struct ark__slots {
     /* hot: the free-slot queue, issued and fast_stamp_max live in the
@@ -99,6 +125,15 @@ typedef struct ark__slots {
     /* skip[i]: dead ring entries of slot i, all older than its live one */
     uint32_t *skip;
     size_t skip_cap;
+    /* keyed mode (src/engine/keys.c): no ring, no take; every slot with
+     * storage is issued (issued == cap), vacant ones counted apart */
+    bool keyed;
+    bool quiet;              /* clear(false) runs: cascades run no hooks */
+    struct ark__slots *keys; /* keyed: the key space (NULL once it died) */
+    uint64_t vacant;         /* keyed: slots with storage and no element */
+    /* the containers attached to this key space */
+    ark__slots_attached *attached;
+    size_t nattached, attached_cap;
 } ark__slots;
 
 /* What offset 4 of a retired slot holds: no free slot's next generation
@@ -146,7 +181,8 @@ static inline uint32_t ark__slots_ring_pop(ark__slots_view *v) {
  * to 6.6-7.2 ns (docs/pool.md). */
 static inline size_t ark__slots_count(const ark__slots *s) {
     const ark__slots_view *v = s->v;
-    return (size_t)(v->issued - 1 - ark__slots_nfree(v) - s->retired - s->held);
+    return (size_t)(v->issued - 1 - ark__slots_nfree(v) - s->retired - s->held -
+                    s->vacant);
 }
 
 /* The status of a handle that is not live (out of line: the error path). */
@@ -216,6 +252,9 @@ static inline bool ark__slots_reuses(const ark__slots *s) {
 /* Make sure the next take allocates nothing (for a container that must
  * grow its own storage in between). Errors: ARK_EFULL, ARK_ENOMEM. */
 static inline ark_status ark__slots_prepare(ark__slots *s) {
+    if (s->keyed) {
+        return ARK_EINVAL; /* elements come at their key's handle */
+    }
     if (!ark__slots_reuses(s) &&
         (s->v->issued >= s->v->cap || s->v->issued > s->v->ring_cap)) {
         return ark__slots_grow_fresh(s);
@@ -234,6 +273,10 @@ ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
  * every issued slot but slot 0. */
 static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
                                    uint32_t gen) {
+    if (s->keyed) {
+        s->vacant++; /* its key space spends and retires generations */
+        return;
+    }
     if (gen >= s->v->layout.gen_max) {
         *ark__slots_next_gen(slot) = ARK__RETIRED;
         s->retired++;
@@ -352,5 +395,70 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
  * changes on error. */
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot);
+
+/* ---- keyed containers and key spaces (keys.c) ---------------------------
+ * An entity pool is a key space: containers keyed by it (a pool or table
+ * of components) hold at most one element per entity, at the entity's own
+ * handle, and id sets attached to it hold entity ids (tags). Removing an
+ * entity removes its tags when the removal starts (remove, remove_later,
+ * or a remove a hook asks for: all or nothing, so ARK_ENOMEM changes
+ * nothing), then runs its on_remove, then removes its elements from every
+ * keyed container, each with its own hook, while the entity is still
+ * dying (its handle resolves). A keyed container has no free queue: its
+ * slot i is the element of entity i, or vacant. */
+
+/* Make s (fresh from init) keyed by keys: copy its layout and seal keys
+ * and attach s to it. Errors: ARK_EINVAL (keys is itself keyed, or the
+ * config set handle fields), ARK_ENOMEM. */
+ark_status ark__slots_init_keyed(ark__slots *s, ark__slots *keys);
+
+/* Attach a (its c not already attached) to the key space k. Errors:
+ * ARK_ENOMEM. */
+ark_status ark__slots_attach(ark__slots *k, const ark__slots_attached *a);
+
+/* Detach c from k, if attached; keeps the order of the others. */
+void ark__slots_detach(ark__slots *k, const void *c);
+
+/* Whether h names an entity of k that is live and not being removed. */
+bool ark__slots_key_live(const ark__slots *k, ark_handle h);
+
+/* Remove h's ids from every tag set attached to k, all or nothing.
+ * Errors: ARK_ENOMEM (no set changed). */
+ark_status ark__slots_untag(ark__slots *k, ark_handle h);
+
+/* Remove h's elements from every keyed container attached to k (hooks
+ * run unless k->quiet). */
+void ark__slots_cascade(ark__slots *k, ark_handle h);
+
+/* Empty every tag set attached to k (k was cleared). */
+void ark__slots_clear_tags(ark__slots *k);
+
+/* The engine's part of fini for keys: a keyed s leaves its key space, a
+ * key space detaches everything attached to it. */
+void ark__slots_fini_keys(ark__slots *s);
+
+/* The status of insert_at(h) on keyed s, as ark__slots_insert_at_check. */
+ark_status ark__slots_keyed_check(const ark__slots *s, ark_handle h);
+
+/* Create the element of key h in keyed s (checked): storage grows to
+ * cover its index. Errors: ARK_ENOMEM (nothing changed). */
+ark_status ark__slots_keyed_take(ark__slots *s, ark_handle h, uint64_t *index,
+                                 char **slot);
+
+/* Give keyed s storage for every index below want (at most limit):
+ * issued follows the storage, the new slots vacant. Errors: ARK_ENOMEM
+ * (s keeps what it had, and may have grown some). */
+ark_status ark__slots_keyed_grow(ark__slots *s, uint64_t want);
+
+/* Check that every live element of keyed s belongs to its entity: the
+ * entity at its index is live, or marked by remove_later, with the same
+ * generation. Errors: ARK_ECORRUPT, ARK_EINVAL (no key space),
+ * ARK_ENOMEM (scratch). O(issued + the key space's marked). */
+ark_status ark__slots_keyed_valid(const ark__slots *s);
+
+/* Remove the element of h from keyed s (the cascade of its key space's
+ * removal): nothing when there is none; its hook runs when hook. Never
+ * fails: a hook's removal that cannot be queued runs at once. */
+void ark__slots_keyed_remove(ark__slots *s, ark_handle h, bool hook);
 
 #endif /* ARK_ENGINE_SLOTS_H */

@@ -143,6 +143,9 @@ static ark_status builder_finish(builder *b, ark_idset *out) {
     }
     struct ark_idset old = *out;
     *out = b->set;
+    out->alloc = old.alloc; /* the same: the builder took out's */
+    out->detach = old.detach;
+    out->detach_ctx = old.detach_ctx;
     ark__idset_free_all(&old);
     stats_reset(out);
     return ARK_OK;

@@ -606,10 +606,15 @@ static void first_out(ark_idset *s, unsigned j) {
 /* Remove (k, j) of full group k >= 1, the cascade running towards the
  * front: group k opens a slot at its front, each group down to 1 takes the
  * previous group's last id there, and group 0 gives its last id away. */
+/* Pre-pass of remove_front at group k: a node per dense group whose
+ * window the id it gains leaves (none without dense groups). */
+static size_t remove_front_need(const ark_idset *s, size_t k) {
+    return s->ndense ? count_below(s->v.keys, s->win_lo + 1, k) : 0;
+}
+
 static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
-    /* No dense group, no promotion: the sweep is skipped. */
-    size_t need = s->ndense ? count_below(s->v.keys, s->win_lo + 1, k) : 0;
-    if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
+    if (ark__idset_acquire(s, remove_front_need(s, k), s->v.ngroups) !=
+        ARK_OK) {
         return ARK_ENOMEM;
     }
     STAT_ADD(s, moves, ark__idset_take_front(s, k, j));
@@ -633,19 +638,31 @@ static ark_status remove_front(ark_idset *s, size_t k, unsigned j) {
 
 static ark_status remove_back(ark_idset *s, size_t k, unsigned j);
 
-/* Remove (k, j): the cascade runs towards whichever end moves fewer ids. */
-static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+/* Which way remove_pos takes (k, j): group 0 alone, or the cascade
+ * towards whichever end moves fewer ids. */
+typedef enum remove_way { REMOVE_FIRST, REMOVE_FRONT, REMOVE_BACK } remove_way;
+
+static remove_way remove_way_of(const ark_idset *s, size_t k) {
     size_t last = s->v.ngroups - 1;
     if (k == 0 && k != last) {
-        first_out(s, j);
-        return ARK_OK;
+        return REMOVE_FIRST;
     }
     /* Group k's shift moves its shorter side either way (at most 127
      * ids), so the groups crossed decide. */
-    if (k != 0 && k != last && k < last - k) {
+    return k != 0 && k != last && k < last - k ? REMOVE_FRONT : REMOVE_BACK;
+}
+
+/* Remove (k, j). */
+static ark_status remove_pos(ark_idset *s, size_t k, unsigned j) {
+    switch (remove_way_of(s, k)) {
+    case REMOVE_FIRST:
+        first_out(s, j);
+        return ARK_OK;
+    case REMOVE_FRONT:
         return remove_front(s, k, j);
+    default:
+        return remove_back(s, k, j);
     }
-    return remove_back(s, k, j);
 }
 
 /* Remove (k, j), the cascade (if any) running towards the back. */
@@ -697,6 +714,21 @@ ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
         return ARK_ENOTFOUND;
     }
     return remove_trim(s, k, (unsigned)j);
+}
+
+ark_status ark__idset_remove_prepare(ark_idset *s, uint32_t id) {
+    if (s->v.count == 0) {
+        return ARK_OK;
+    }
+    size_t len, j, k = search(s, id, &len, &j);
+    if (j == len || pos_get(s, k, (unsigned)j) != id) {
+        return ARK_OK;
+    }
+    remove_way w = remove_way_of(s, k);
+    size_t need = w == REMOVE_FIRST   ? 0
+                  : w == REMOVE_FRONT ? remove_front_need(s, k)
+                                      : remove_need(s, k, (unsigned)j);
+    return ark__idset_acquire(s, need, s->v.ngroups);
 }
 
 ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {

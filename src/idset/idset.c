@@ -63,6 +63,9 @@ void ark_idset_destroy(ark_idset *s) {
     if (s == NULL) {
         return;
     }
+    if (s->detach != NULL) {
+        s->detach(s->detach_ctx, s);
+    }
     ark__idset_free_all(s);
     ark_allocator al = s->alloc;
     ark__free(&al, s, sizeof(*s));

@@ -116,6 +116,11 @@ struct ark_idset {
      * flips odd0 instead of re-pairing every group. */
     unsigned odd0;
     ark_allocator alloc;
+    /* Set while the set holds the tags of an entity pool (src/entity.c):
+     * destroy calls detach, and the set algebra keeps it when it replaces
+     * the contents. */
+    void (*detach)(void *ctx, ark_idset *s);
+    void *detach_ctx;
 #if ARK_IDSET_STATS
     idset_stats stats;
 #endif
@@ -264,6 +269,14 @@ size_t ark__idset_put(ark_idset *s, size_t k, unsigned len, unsigned j,
 size_t ark__idset_take(ark_idset *s, size_t k, unsigned len, unsigned j);
 size_t ark__idset_put_front(ark_idset *s, size_t k, unsigned j, uint32_t v);
 size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j);
+
+/* ---- removal in two steps (cascade.c), for a removal that must not
+ * fail once started (an entity's tags) ----------------------------------- */
+
+/* Take the nodes removing id may need (nothing when id is absent), so that
+ * ark_idset_remove(s, id) cannot fail until s changes. Errors:
+ * ARK_ENOMEM (the ids are unchanged). */
+ark_status ark__idset_remove_prepare(ark_idset *s, uint32_t id);
 
 /* ---- nodes, buddies, headers, the list of groups (node.c) ------------- */
 

@@ -18,7 +18,7 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
     if (st != ARK_OK) {
         return st;
     }
-    hd.kind = ARK__SNAP_POOL;
+    hd.kind = p->s.keyed ? ARK__SNAP_KEYED_POOL : ARK__SNAP_POOL;
     hd.a = p->view.elem_size;
     ark__slots_io io = {p->view.elem_size};
     ark__snap_out o;
@@ -27,6 +27,17 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
     st = ark__slots_save(&p->s, &o, &io);
     ark_status wst = ark__snap_write_trailer(&o);
     return st != ARK_OK ? st : wst;
+}
+
+/* A keyed pool's live bits, which start clear (its slots are vacant
+ * until an element arrives): set those of the live slots loaded. */
+static void link_loaded(ark_pool *p) {
+    const ark__slots_view *v = &p->view.slots;
+    for (uint64_t i = 1; i < v->issued; i++) {
+        if (*ark__slots_stamp(ark__slots_at(v, i)) != 0) {
+            ark__pool_link(&p->view, i);
+        }
+    }
 }
 
 /* The body of ark_pool_load once p exists. */
@@ -48,6 +59,9 @@ static ark_status pool_load_into(ark_pool *p, const ark_pool_config *cfg,
     if (st == ARK_OK) {
         st = ark__snap_read_trailer(in);
     }
+    if (st == ARK_OK && p->s.keyed) {
+        link_loaded(p);
+    }
 #ifndef NDEBUG
     /* The load checked every value on the way in; the full validation
      * (a second pass over every slot) confirms it in debug builds. */
@@ -65,8 +79,9 @@ ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
     ark__snap_in_init(&in, r);
     ark__snap_header hd;
     bool mismatch;
-    ark_status st =
-        ark__snap_read_header(&in, &hd, ARK__SNAP_POOL, NULL, 0, &mismatch);
+    ark_status st = ark__snap_read_header(
+        &in, &hd, cfg->keys != NULL ? ARK__SNAP_KEYED_POOL : ARK__SNAP_POOL,
+        NULL, 0, &mismatch);
     ark_pool *p = NULL;
     if (st == ARK_OK) {
         st = ark_pool_create(&p, cfg);

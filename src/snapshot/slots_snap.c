@@ -24,7 +24,9 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
     hd->live = ark__slots_count(s);
     hd->nfree = ark__slots_nfree(s->v);
     hd->npending = s->npending - s->pending_done;
-    hd->retired = s->retired;
+    /* A keyed container's vacant slots travel as retired ones: slots in no
+     * list, with stamp 0 (its kind tells them apart). */
+    hd->retired = s->keyed ? s->vacant : s->retired;
     memcpy(hd->keys, s->seal_keys, sizeof hd->keys);
     return ARK_OK;
 }
@@ -665,29 +667,34 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
         }
     }
     /* Live and listed slots are distinct and counted: with nothing retired
-     * they are all the issued ones. */
+     * they are all the issued ones. A keyed container's other slots are
+     * vacant (their bits clear already). */
+    uint64_t *other = s->keyed ? &s->vacant : &s->retired;
     for (uint64_t i = 1; i < s->v->issued && hd->retired > 0; i++) {
         char *slot = ark__slots_at(s->v, i);
         if (*ark__slots_stamp(slot) == 0 && ark__slots_see(seen, i)) {
-            *ark__slots_next_gen(slot) = ARK__RETIRED;
-            s->retired++;
-            s->ops->unlink(s->owner, i);
+            (*other)++;
+            if (!s->keyed) {
+                *ark__slots_next_gen(slot) = ARK__RETIRED;
+                s->ops->unlink(s->owner, i);
+            }
         }
     }
-    return s->retired == hd->retired ? in->st : ARK_ECORRUPT;
+    return *other == hd->retired ? in->st : ARK_ECORRUPT;
 }
 
 ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
                            const ark__snap_header *hd,
                            const ark__slots_io *io) {
     uint64_t live = 0;
+    s->vacant = 0; /* a keyed container counts its vacant slots anew */
     ark_status st = io->payload == 0
                         ? load_stamps(s, in, hd->issued, &live)
                         : load_blocks(s, in, hd->issued, io, &live);
-    if (st == ARK_OK && live != hd->live) {
+    if (st == ARK_OK && (live != hd->live || (s->keyed && hd->nfree != 0))) {
         st = ARK_ECORRUPT;
     }
-    if (st == ARK_OK && hd->issued > 1) {
+    if (st == ARK_OK && hd->issued > 1 && !s->keyed) {
         st = ark__slots_grow_ring(s, hd->issued);
     }
     if (st != ARK_OK) {
@@ -703,5 +710,13 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
     memset(seen, 0, words * sizeof *seen);
     st = load_lists(s, in, hd, io, seen);
     ark__free(&s->alloc, seen, words * sizeof *seen);
+    if (st == ARK_OK && s->keyed) {
+        /* Storage past the saved slots (a page rounds up) is vacant too;
+         * then every element must belong to its entity. */
+        st = ark__slots_keyed_grow(s, hd->issued);
+        if (st == ARK_OK) {
+            st = ark__slots_keyed_valid(s);
+        }
+    }
     return st;
 }

@@ -301,7 +301,7 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
         version != ARK__SNAP_VERSION || hd->kind != kind || !reserved_zero) {
         return ARK_ECORRUPT;
     }
-    if (kind == ARK__SNAP_TABLE) {
+    if (kind == ARK__SNAP_TABLE || kind == ARK__SNAP_KEYED_TABLE) {
         /* The column sizes, one announced at a time: a huge count in a
          * corrupt descriptor costs only the bytes actually there. */
         if (hd->a != ncols) {

@@ -25,6 +25,8 @@
 #define ARK__SNAP_TABLE 2u
 #define ARK__SNAP_IDSET 3u
 #define ARK__SNAP_IDMAP 4u
+#define ARK__SNAP_KEYED_POOL 5u  /* a pool keyed by an entity pool */
+#define ARK__SNAP_KEYED_TABLE 6u /* a table keyed by an entity pool */
 
 #define ARK__SNAP_VERSION 2u
 

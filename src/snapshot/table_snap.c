@@ -19,7 +19,7 @@ ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
         return st;
     }
     size_t rows = t->view.rows;
-    hd.kind = ARK__SNAP_TABLE;
+    hd.kind = t->s.keyed ? ARK__SNAP_KEYED_TABLE : ARK__SNAP_TABLE;
     hd.a = t->view.ncolumns;
     hd.b = rows;
     ark__slots_io io = {0};
@@ -184,6 +184,12 @@ static ark_status table_load_body(ark_table *t, ark__snap_in *in,
         return st;
     }
     t->view.rows = rows;
+    for (size_t r = 0; r < rows && t->present != NULL; r++) {
+        uint32_t i = t->row_slots[r]; /* a live or marked slot */
+        if (ark__table_slots(t)[i].stamp != 0) {
+            t->present[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+    }
     st = ark__snap_read_trailer(in);
     if (st == ARK_OK && ark_table_validate(t) != ARK_OK) {
         st = ARK_ECORRUPT;
@@ -203,8 +209,9 @@ ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,
     ark__snap_in_init(&in, r);
     ark__snap_header hd;
     bool mismatch;
-    st = ark__snap_read_header(&in, &hd, ARK__SNAP_TABLE, t->sizes,
-                               t->view.ncolumns, &mismatch);
+    st = ark__snap_read_header(
+        &in, &hd, t->s.keyed ? ARK__SNAP_KEYED_TABLE : ARK__SNAP_TABLE,
+        t->sizes, t->view.ncolumns, &mismatch);
     if (st == ARK_OK && mismatch) {
         st = ARK_EINVAL;
     }

@@ -115,6 +115,10 @@ typedef struct ark__slots_view {
     uint32_t *ring;
     uint64_t ring_cap, ring_mask, head, tail, ring_dead;
     uint64_t issued;
+    /* A key space's count of changes a query must notice (an entity or
+     * one of its elements removed or marked, a tag changed): the
+     * iterators of ark/entity.h look again when it moves. */
+    uint64_t epoch;
 } ark__slots_view;
 
 /*

@@ -29,6 +29,9 @@ typedef struct ark__table_view {
     const uint32_t *row_slots;
     size_t rows;
     size_t ncolumns;
+    /* keyed tables: one bit per slot (entity index), set while its row is
+     * live; NULL otherwise */
+    const uint64_t *present;
 } ark__table_view;
 
 ARK__ALWAYS_INLINE ARK__INLINE const ark__table_view *

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * keys.c - key spaces and keyed containers: one handle per entity across
+ * the containers that hold its components and tags (see slots.h, "keyed
+ * containers and key spaces").
+ *
+ * A keyed container's slot i belongs to entity i: its stamp is the
+ * entity's generation + 1 while the element lives, 0 while the slot is
+ * vacant or its element is marked. The key space keeps every live element
+ * of a keyed container owned by a live (or dying) entity of the same
+ * generation: an element is created only for a live entity, and the
+ * entity's removal removes it. So a vacant-or-live test of slot i is
+ * exact, and a new entity at a reused index finds its slot vacant. The
+ * one exception is an element marked with remove_later when its entity
+ * dies: it stays marked until its container's flush, and a new entity at
+ * that index cannot get an element there until then (ARK_EEXIST).
+ */
+#include "engine/slots.h"
+
+#include <string.h>
+
+/* ---- attaching --------------------------------------------------------- */
+
+/* The attached entry of keyed engine s (the cascade's callbacks). */
+static void keyed_cascade(void *c, ark_handle h, bool hook) {
+    ark__slots_keyed_remove(c, h, hook);
+}
+
+static void keyed_detach(void *c) { ((ark__slots *)c)->keys = NULL; }
+
+ark_status ark__slots_init_keyed(ark__slots *s, ark__slots *keys) {
+    s->keyed = true;
+    s->keys = keys;
+    s->seal_bits = keys->seal_bits;
+    s->seal_lo = keys->seal_lo;
+    memcpy(s->seal_keys, keys->seal_keys, sizeof s->seal_keys);
+    ark__slots_refresh_fast(s);
+    ark__slots_attached a = {s, NULL, keyed_cascade, NULL, keyed_detach, false};
+    return ark__slots_attach(keys, &a);
+}
+
+ark_status ark__slots_attach(ark__slots *k, const ark__slots_attached *a) {
+    ark__slots_attached *l =
+        ark__grow_array(&k->alloc, k->attached, &k->attached_cap, k->nattached,
+                        k->nattached + 1, sizeof *l);
+    if (l == NULL) {
+        return ARK_ENOMEM;
+    }
+    k->attached = l;
+    l[k->nattached++] = *a;
+    ark__slots_refresh_fast(k);
+    return ARK_OK;
+}
+
+void ark__slots_detach(ark__slots *k, const void *c) {
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (k->attached[j].c == c) {
+            memmove(k->attached + j, k->attached + j + 1,
+                    (k->nattached - j - 1) * sizeof *k->attached);
+            k->nattached--;
+            ark__slots_refresh_fast(k);
+            return;
+        }
+    }
+}
+
+void ark__slots_fini_keys(ark__slots *s) {
+    if (s->keyed && s->keys != NULL) {
+        ark__slots_detach(s->keys, s);
+    }
+    for (size_t j = 0; j < s->nattached; j++) {
+        s->attached[j].detach(s->attached[j].c);
+    }
+    ark__free(&s->alloc, s->attached, s->attached_cap * sizeof *s->attached);
+    s->attached = NULL;
+    s->nattached = 0;
+    s->attached_cap = 0;
+}
+
+/* ---- an entity's removal ----------------------------------------------- */
+
+bool ark__slots_key_live(const ark__slots *k, ark_handle h) {
+    uint64_t i;
+    char *slot;
+    return ark__slots_find(k, h, &i, &slot) == ARK_OK && i != k->dying;
+}
+
+ark_status ark__slots_untag(ark__slots *k, ark_handle h) {
+    /* Every set first takes what its removal may need, so the removals
+     * after cannot fail: all or nothing. A callback only touches its own
+     * set, so the list cannot change meanwhile. */
+    for (size_t j = 0; j < k->nattached; j++) {
+        const ark__slots_attached *a = &k->attached[j];
+        if (a->tag && a->prepare != NULL) {
+            ark_status st = a->prepare(a->c, h);
+            if (st != ARK_OK) {
+                return st;
+            }
+        }
+    }
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (k->attached[j].tag) {
+            k->attached[j].remove(k->attached[j].c, h, false);
+        }
+    }
+    return ARK_OK;
+}
+
+void ark__slots_cascade(ark__slots *k, ark_handle h) {
+    /* A hook run here may create or destroy keyed containers (attach,
+     * detach): index the list afresh each time. An element a hook adds is
+     * refused, the entity being dying. */
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (!k->attached[j].tag) {
+            k->attached[j].remove(k->attached[j].c, h, !k->quiet);
+        }
+    }
+}
+
+void ark__slots_clear_tags(ark__slots *k) {
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (k->attached[j].tag && k->attached[j].clear != NULL) {
+            k->attached[j].clear(k->attached[j].c);
+        }
+    }
+}
+
+/* ---- a keyed container's elements -------------------------------------- */
+
+ark_status ark__slots_keyed_grow(ark__slots *s, uint64_t want) {
+    want = want < s->limit ? want : s->limit;
+    ark_status st = want > s->v->cap ? s->ops->grow(s->owner, want) : ARK_OK;
+    /* Whatever storage came (all of it, or some before a failure), its
+     * slots read stamp 0: they are issued, vacant. */
+    if (s->v->cap > s->v->issued) {
+        s->vacant += s->v->cap - s->v->issued;
+        s->v->issued = s->v->cap;
+    }
+    return st;
+}
+
+/* Whether slot i of keyed s holds an element marked by remove_later. */
+static bool keyed_marked(const ark__slots *s, uint64_t i) {
+    for (size_t k = s->pending_done; k < s->npending; k++) {
+        if ((s->pending[k] & UINT32_MAX) == i) {
+            return true;
+        }
+    }
+    for (size_t k = s->doomed_done; k < s->ndoomed; k++) {
+        if ((s->doomed[k] & UINT32_MAX) == i) {
+            return true;
+        }
+    }
+    return false;
+}
+
+ark_status ark__slots_keyed_check(const ark__slots *s, ark_handle h) {
+    if (s->keys == NULL) {
+        return ARK_EINVAL; /* its key space is gone */
+    }
+    ark_status st = ark__slots_check(s->keys, h);
+    if (st != ARK_OK) {
+        return st;
+    }
+    uint64_t i = h & s->v->layout.index_mask;
+    if (i == s->keys->dying) {
+        return ARK_ESTALE; /* being removed: nothing new for it */
+    }
+    if (i < s->v->cap && (*ark__slots_stamp(ark__slots_at(s->v, i)) != 0 ||
+                          i == s->dying || keyed_marked(s, i))) {
+        return ARK_EEXIST;
+    }
+    return ARK_OK;
+}
+
+ark_status ark__slots_keyed_take(ark__slots *s, ark_handle h, uint64_t *index,
+                                 char **slot) {
+    uint64_t i = h & s->v->layout.index_mask;
+    if (i >= s->v->cap) {
+        /* At least doubling, so entities gaining elements in index order
+         * cost amortized O(1); never past the key space's storage, which
+         * bounds what a far index can make s allocate. */
+        uint64_t want = s->v->cap * 2 > i + 1 ? s->v->cap * 2 : i + 1;
+        uint64_t room = s->keys->v->cap > i + 1 ? s->keys->v->cap : i + 1;
+        ark_status st = ark__slots_keyed_grow(s, want < room ? want : room);
+        if (st != ARK_OK && i >= s->v->cap) {
+            return st;
+        }
+    }
+    const ark__handle_layout *l = &s->v->layout;
+    char *p = ark__slots_at(s->v, i);
+    *ark__slots_stamp(p) = (uint32_t)((h >> l->index_bits) & l->gen_mask) + 1;
+    s->vacant--;
+    *index = i;
+    *slot = p;
+    return ARK_OK;
+}
+
+ark_status ark__slots_keyed_valid(const ark__slots *s) {
+    const ark__slots *k = s->keys;
+    if (k == NULL) {
+        return ARK_EINVAL;
+    }
+    /* The generation of each entity marked by remove_later, + 1 (0: not
+     * marked): its elements may outlive its stamp until the flush. */
+    size_t nmarked =
+        (k->npending - k->pending_done) + (k->ndoomed - k->doomed_done);
+    uint32_t *marked = NULL;
+    size_t bytes = (size_t)k->v->issued * sizeof *marked;
+    if (nmarked != 0) {
+        marked = ark__alloc(&s->alloc, bytes, 0);
+        if (marked == NULL) {
+            return ARK_ENOMEM;
+        }
+        memset(marked, 0, bytes);
+        for (size_t j = k->pending_done; j < k->npending; j++) {
+            marked[k->pending[j] & UINT32_MAX] =
+                (uint32_t)(k->pending[j] >> 32) + 1;
+        }
+        for (size_t j = k->doomed_done; j < k->ndoomed; j++) {
+            marked[k->doomed[j] & UINT32_MAX] =
+                (uint32_t)(k->doomed[j] >> 32) + 1;
+        }
+    }
+    ark_status st = ARK_OK;
+    for (uint64_t i = 1; i < s->v->issued && st == ARK_OK; i++) {
+        uint32_t stamp = *ark__slots_stamp(ark__slots_at(s->v, i));
+        if (stamp == 0 || i == s->dying) {
+            continue;
+        }
+        bool owned =
+            i < k->v->cap &&
+            (*ark__slots_stamp(ark__slots_at(k->v, i)) == stamp ||
+             (marked != NULL && i < k->v->issued && marked[i] == stamp));
+        st = owned ? ARK_OK : ARK_ECORRUPT;
+    }
+    ark__free(&s->alloc, marked, bytes);
+    return st;
+}
