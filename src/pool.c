@@ -544,9 +544,17 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     assert(p != NULL && elem != NULL);
     uint64_t i;
     char *slot;
-    ark_status st = ark__slots_insert_at_check(&p->s, h);
-    if (st == ARK_OK) {
-        st = ark__slots_insert_at(&p->s, h, &i, &slot);
+    ark_status st;
+    if (p->s.keyed) { /* a component: the shorter path */
+        st = ark__slots_keyed_check(&p->s, h);
+        if (st == ARK_OK) {
+            st = ark__slots_keyed_take(&p->s, h, &i, &slot);
+        }
+    } else {
+        st = ark__slots_insert_at_check(&p->s, h);
+        if (st == ARK_OK) {
+            st = ark__slots_insert_at(&p->s, h, &i, &slot);
+        }
     }
     if (st != ARK_OK) {
         return st;

@@ -31,7 +31,11 @@
  * more load to find a row).
  *
  * Tags. An id set attached to the entity pool holds the ids
- * (ark_pool_id) of the entities that carry the tag.
+ * (ark_pool_id) of the entities that carry the tag, in order; it also
+ * keeps a membership bit per entity, which queries and ark_pool_has_tag
+ * read. Tag and untag through ark_pool_tag and ark_pool_untag (they keep
+ * the bits covering the entity pool's storage); read the set as any id
+ * set.
  *
  * Removal. Removing an entity (remove, remove_later + flush, clear)
  * removes its ids from every attached id set when the removal starts
@@ -49,10 +53,11 @@
  * Queries. An ark_query names terms: components an entity must have
  * (with), must not have (without), tags it must or must not carry. Its
  * iterator walks the entity ids in order, 64 at a time: the occupancy
- * bitmaps of the entity pool and of every component term are combined a
- * word at a time, and tag terms follow with cursors. When a tag set is
- * much smaller than the index space, the walk follows that set instead.
- * Each step is inline: the loop makes no call per element.
+ * bits of the entity pool and of every term (a keyed pool's live bits, a
+ * keyed table's and an attached id set's membership bits) are combined a
+ * word at a time, and each step takes the next set bit. Each step is
+ * inline: the loop makes no call per element. A walk costs
+ * O(entity index range / 64 + matches).
  *
  * Snapshots. Save the entity pool, then each keyed container and tag set;
  * load them in the same order, giving each keyed container's config
@@ -114,7 +119,7 @@ ARK_API ark_status ark_pool_untag(ark_pool *entities, ark_idset *tags,
                                   ark_handle h);
 
 /* Return whether the live entity h carries the tag (false for any handle
- * that is not a live entity's). Complexity: as ark_idset_contains. */
+ * that is not a live entity's). Complexity: O(1), one membership bit. */
 ARK_API bool ark_pool_has_tag(const ark_pool *entities, const ark_idset *tags,
                               ark_handle h);
 
@@ -180,22 +185,22 @@ ARK_API ark_status ark_query_without_tag(ark_query *q, const ark_idset *tags,
  * added during the loop may or may not be visited. Change tags during the
  * loop only through ark_pool_tag, ark_pool_untag and removals.
  * id is public and read-only; the other fields are private.
+ * Complexity: O(terms) per word of 64 entity ids, O(1) per match.
  */
 typedef struct ark_query_iter {
     uint32_t id; /* the current entity's id (ark_pool_handle_by_id) */
     /* private */
-    const struct ark_query *q;
-    uint64_t bits;  /* candidates left in word `word` (bitmap walk) */
+    bool more;      /* false at the end */
+    bool fast;      /* a step may take the next bit without looking again */
+    uint64_t bits;  /* candidates left in word `word` */
     uint64_t word;  /* the 64 ids being walked: word * 64 on */
     uint64_t words; /* the entity pool's words, when the walk began */
-    uint64_t epoch; /* the entity pool's epoch the candidates reflect */
+    uint64_t epoch; /* the entity pool's epoch the candidates reflect;
+                       UINT64_MAX while every step must look again */
+    const uint64_t *epoch_at; /* where it is */
+    const struct ark_query *q;
     char *base[ARK_QUERY_MAX_TERMS]; /* pool terms: element of id word*64 */
     size_t stride[ARK_QUERY_MAX_TERMS];
-    size_t pos[ARK_QUERY_MAX_TERMS]; /* tag terms: cursor position */
-    uint32_t after; /* list walk: the id after the last one visited */
-    unsigned drive; /* the tag term the walk follows, or n: bitmaps */
-    bool tags;      /* the query has tag terms */
-    bool more;      /* false at the end */
 } ark_query_iter;
 
 /* Return an iterator at the first matching entity (or at the end).
@@ -205,8 +210,7 @@ ARK__INLINE ark_query_iter ark_query_iter_begin(const ark_query *q);
 /* Return true while the iterator is at an entity. */
 ARK__INLINE bool ark_query_iter_valid(const ark_query_iter *it);
 
-/* Advance to the next matching entity. Complexity: O(1) amortized per id
- * walked over (64 ids per step of the bitmap walk). */
+/* Advance to the next matching entity. */
 ARK__INLINE void ark_query_iter_next(ark_query_iter *it);
 
 /* Return the current entity's handle. Reads the entity's slot. */

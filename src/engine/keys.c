@@ -17,6 +17,7 @@
  */
 #include "engine/slots.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- attaching --------------------------------------------------------- */
@@ -35,7 +36,8 @@ ark_status ark__slots_init_keyed(ark__slots *s, ark__slots *keys) {
     s->seal_lo = keys->seal_lo;
     memcpy(s->seal_keys, keys->seal_keys, sizeof s->seal_keys);
     ark__slots_refresh_fast(s);
-    ark__slots_attached a = {s, NULL, keyed_cascade, NULL, keyed_detach, false};
+    ark__slots_attached a = {s,    NULL,         NULL, keyed_cascade,
+                             NULL, keyed_detach, false};
     return ark__slots_attach(keys, &a);
 }
 
@@ -106,6 +108,75 @@ ark_status ark__slots_untag(ark__slots *k, ark_handle h) {
     return ARK_OK;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The indices of pending[from, from + n) into ids, ascending (each
+ * entity is marked once). A batch that is a fair share of the entities is
+ * sorted through a bitmap of them, O(issued / 64 + n); a small one by
+ * comparisons, as is any when the bitmap cannot be had. */
+static void sort_ids(const ark__slots *k, size_t from, size_t n,
+                     uint32_t *ids) {
+    for (size_t e = 0; e < n; e++) {
+        ids[e] = (uint32_t)(k->pending[from + e] & UINT32_MAX);
+    }
+    size_t words = (size_t)((k->v->issued + 63) >> 6), bytes = words * 8;
+    uint64_t *bits = n * 16 < words ? NULL : ark__alloc(&k->alloc, bytes, 0);
+    if (bits == NULL) {
+        qsort(ids, n, sizeof *ids, cmp_u32);
+        return;
+    }
+    memset(bits, 0, bytes);
+    for (size_t e = 0; e < n; e++) {
+        bits[ids[e] >> 6] |= (uint64_t)1 << (ids[e] & 63);
+    }
+    size_t out = 0;
+    for (size_t w = 0; w < words; w++) {
+        for (uint64_t b = bits[w]; b != 0; b &= b - 1) {
+            ids[out++] = (uint32_t)(w << 6 | ark__ctz64(b));
+        }
+    }
+    ark__free(&k->alloc, bits, bytes);
+}
+
+ark_status ark__slots_untag_batch(ark__slots *k, size_t from, size_t to) {
+    size_t n = to - from, bytes = n * sizeof(uint32_t);
+    bool tags = false;
+    for (size_t j = 0; j < k->nattached; j++) {
+        tags = tags || k->attached[j].tag;
+    }
+    if (!tags || n == 0) {
+        return ARK_OK;
+    }
+    uint32_t *ids = ark__alloc(&k->alloc, bytes, 0);
+    if (ids == NULL) {
+        return ARK_ENOMEM;
+    }
+    sort_ids(k, from, n, ids);
+    ark_status st = ARK_OK;
+    for (size_t j = 0; j < k->nattached && st == ARK_OK; j++) {
+        const ark__slots_attached *a = &k->attached[j];
+        if (a->tag && a->remove_ids != NULL) {
+            st = a->remove_ids(a->c, ids, n);
+        }
+    }
+    ark__free(&k->alloc, ids, bytes);
+    return st;
+}
+
+void ark__slots_prefetch(const ark__slots *k, uint64_t i) {
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (!k->attached[j].tag) {
+            const ark__slots *s = k->attached[j].c;
+            if (i < s->v->cap) {
+                ARK__PREFETCH_W(ark__slots_at(s->v, i));
+            }
+        }
+    }
+}
+
 void ark__slots_cascade(ark__slots *k, ark_handle h) {
     /* A hook run here may create or destroy keyed containers (attach,
      * detach): index the list afresh each time. An element a hook adds is
@@ -155,19 +226,21 @@ static bool keyed_marked(const ark__slots *s, uint64_t i) {
 }
 
 ark_status ark__slots_keyed_check(const ark__slots *s, ark_handle h) {
-    if (s->keys == NULL) {
+    const ark__slots *k = s->keys;
+    if (k == NULL) {
         return ARK_EINVAL; /* its key space is gone */
     }
-    ark_status st = ark__slots_check(s->keys, h);
-    if (st != ARK_OK) {
-        return st;
+    /* The entity: live, and not being removed (nothing new for it). */
+    uint64_t i;
+    char *slot;
+    ark_status st = ark__slots_find(k, h, &i, &slot);
+    if (st != ARK_OK || i == k->dying) {
+        return st != ARK_OK ? st : ARK_ESTALE;
     }
-    uint64_t i = h & s->v->layout.index_mask;
-    if (i == s->keys->dying) {
-        return ARK_ESTALE; /* being removed: nothing new for it */
-    }
-    if (i < s->v->cap && (*ark__slots_stamp(ark__slots_at(s->v, i)) != 0 ||
-                          i == s->dying || keyed_marked(s, i))) {
+    /* Its slot here: vacant (a marked element holds it until the flush). */
+    if (i < s->v->cap &&
+        (*ark__slots_stamp(ark__slots_at(s->v, i)) != 0 || i == s->dying ||
+         (s->held != 0 && keyed_marked(s, i)))) {
         return ARK_EEXIST;
     }
     return ARK_OK;

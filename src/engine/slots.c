@@ -283,7 +283,10 @@ static ark_status mark(ark__slots *s, bool doomed, uint64_t i, char *slot) {
         return ARK_ENOMEM;
     }
     *list = l;
-    if (s->nattached != 0) {
+    if (doomed && s->nattached != 0) {
+        /* A remove deferred by a running hook loses its tags now, as a
+         * remove does; remove_later's lose theirs at the flush, in one
+         * batch. */
         ark_status st =
             ark__slots_untag(s, ark__handle_make(&s->v->layout, i, gen));
         if (st != ARK_OK) {
@@ -367,6 +370,7 @@ ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
         return mark(s, true, i, slot);
     }
     if (s->nattached != 0) {
+        ark__slots_prefetch(s, i);
         uint32_t gen = *ark__slots_stamp(slot) - 1;
         ark_status st =
             ark__slots_untag(s, ark__handle_make(&s->v->layout, i, gen));
@@ -433,14 +437,29 @@ ark_status ark__slots_remove_later(ark__slots *s, ark_handle h) {
 }
 
 /* Finish every pending element in marking order, including those hooks
- * mark meanwhile (the array may move: index it, re-read its length).
- * Returns how many were finished. */
-static size_t drain_pending(ark__slots *s, bool hook) {
+ * mark meanwhile (the array may move: index it, re-read its length). An
+ * entity pool first removes the marked entities' tags, a batch at a time
+ * (untag: false when clear empties the tag sets anyway); a batch whose
+ * tags cannot be removed for want of memory stays marked, for a later
+ * flush. Returns how many were finished. */
+static size_t drain_pending(ark__slots *s, bool hook, bool untag) {
     size_t n = 0;
     while (s->pending_done < s->npending) {
-        finish_entry(s, s->pending[s->pending_done++], hook);
-        drain_doomed(s);
-        n++;
+        size_t end = s->npending;
+        if (untag && s->nattached != 0 &&
+            ark__slots_untag_batch(s, s->pending_done, end) != ARK_OK) {
+            return n; /* pending_done..npending stay marked */
+        }
+        while (s->pending_done < end) {
+            /* An entity's elements, a few entries ahead. */
+            if (s->nattached != 0 && s->pending_done + 4 < end) {
+                ark__slots_prefetch(s, s->pending[s->pending_done + 4] &
+                                           UINT32_MAX);
+            }
+            finish_entry(s, s->pending[s->pending_done++], hook);
+            drain_doomed(s);
+            n++;
+        }
     }
     s->npending = 0;
     s->pending_done = 0;
@@ -452,7 +471,7 @@ size_t ark__slots_flush(ark__slots *s) {
         return 0;
     }
     s->draining = true;
-    size_t n = drain_pending(s, s->has_hook);
+    size_t n = drain_pending(s, s->has_hook, true);
     s->draining = false;
     return n;
 }
@@ -471,7 +490,7 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
             remove_now(s, i, ark__slots_at(s->v, i), hook);
             drain_doomed(s);
         }
-        drain_pending(s, hook);
+        drain_pending(s, hook, false);
     }
     ark__slots_clear_tags(s);
     s->quiet = false;

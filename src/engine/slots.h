@@ -88,6 +88,9 @@ typedef struct ark__slots_attached {
      * it may need); ARK_ENOMEM changes nothing c holds. NULL: nothing to
      * prepare. */
     ark_status (*prepare)(void *c, ark_handle h);
+    /* Remove the n ids (sorted) from c in one pass (an id set), or NULL.
+     * Errors: ARK_ENOMEM (c unchanged). */
+    ark_status (*remove_ids)(void *c, const uint32_t *ids, size_t n);
     /* Remove what c holds for h, if anything, running its hook when hook
      * is true (after prepare, when there is one: it cannot fail). */
     void (*remove)(void *c, ark_handle h, bool hook);
@@ -425,6 +428,16 @@ bool ark__slots_key_live(const ark__slots *k, ark_handle h);
 /* Remove h's ids from every tag set attached to k, all or nothing.
  * Errors: ARK_ENOMEM (no set changed). */
 ark_status ark__slots_untag(ark__slots *k, ark_handle h);
+
+/* Remove the ids of the entities marked at pending[from, to) from every
+ * tag set attached to k, one sorted batch per set. Errors: ARK_ENOMEM
+ * (some sets may have lost some of those ids; the entities stay marked). */
+ark_status ark__slots_untag_batch(ark__slots *k, size_t from, size_t to);
+
+/* Start loading the slots of entity i in every keyed container attached
+ * to k (hints: their misses then overlap instead of following each other
+ * in the cascade). */
+void ark__slots_prefetch(const ark__slots *k, uint64_t i);
 
 /* Remove h's elements from every keyed container attached to k (hooks
  * run unless k->quiet). */

@@ -146,7 +146,23 @@ static ark_status builder_finish(builder *b, ark_idset *out) {
     out->alloc = old.alloc; /* the same: the builder took out's */
     out->detach = old.detach;
     out->detach_ctx = old.detach_ctx;
+    out->epoch = old.epoch;
+    out->present_words = old.present_words;
+    out->v.present = old.v.present;
+    out->v.present_bits = old.v.present_bits;
+    old.v.present = NULL; /* free_all would clear them */
+    old.v.present_bits = 0;
     ark__idset_free_all(&old);
+    if (out->v.present != NULL) {
+        memset(out->v.present, 0, out->present_words * 8);
+        for (ark_idset_iter it = ark_idset_iter_begin(out, 0);
+             ark_idset_iter_valid(&it); ark_idset_iter_next(&it)) {
+            ark__idset_mark(&out->v, it.id, true);
+        }
+        if (out->epoch != NULL) {
+            (*out->epoch)++;
+        }
+    }
     stats_reset(out);
     return ARK_OK;
 }

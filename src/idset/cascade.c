@@ -524,7 +524,26 @@ static size_t search(const ark_idset *s, uint32_t id, size_t *len, size_t *j) {
     return k;
 }
 
+static ark_status insert_any(ark_idset *s, uint32_t id);
+
 ark_status ark__idset_insert(ark_idset *s, uint32_t id) {
+    ark_status st = insert_any(s, id);
+    if (st == ARK_OK) {
+        ark__idset_mark(&s->v, id, true);
+    }
+    return st;
+}
+
+/* A removal just made: the membership bit, and the queries over the
+ * entity pool the set is attached to. */
+static void removed(ark_idset *s, uint32_t id) {
+    ark__idset_mark(&s->v, id, false);
+    if (s->epoch != NULL) {
+        (*s->epoch)++;
+    }
+}
+
+static ark_status insert_any(ark_idset *s, uint32_t id) {
     assert(s != NULL);
     stats_reset(s);
     if (s->v.count == 0) {
@@ -713,7 +732,11 @@ ark_status ark_idset_remove(ark_idset *s, uint32_t id) {
     if (j == len || pos_get(s, k, (unsigned)j) != id) {
         return ARK_ENOTFOUND;
     }
-    return remove_trim(s, k, (unsigned)j);
+    ark_status st = remove_trim(s, k, (unsigned)j);
+    if (st == ARK_OK) {
+        removed(s, id);
+    }
+    return st;
 }
 
 ark_status ark__idset_remove_prepare(ark_idset *s, uint32_t id) {
@@ -734,5 +757,13 @@ ark_status ark__idset_remove_prepare(ark_idset *s, uint32_t id) {
 ark_status ark_idset_remove_at(ark_idset *s, size_t pos) {
     assert(s != NULL);
     stats_reset(s);
-    return pos >= s->v.count ? ARK_ERANGE : remove_position(s, pos);
+    if (pos >= s->v.count) {
+        return ARK_ERANGE;
+    }
+    uint32_t id = ark_idset_at(s, pos);
+    ark_status st = remove_position(s, pos);
+    if (st == ARK_OK) {
+        removed(s, id);
+    }
+    return st;
 }

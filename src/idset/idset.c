@@ -64,7 +64,7 @@ void ark_idset_destroy(ark_idset *s) {
         return;
     }
     if (s->detach != NULL) {
-        s->detach(s->detach_ctx, s);
+        s->detach(s->detach_ctx, s); /* frees the membership bits */
     }
     ark__idset_free_all(s);
     ark_allocator al = s->alloc;

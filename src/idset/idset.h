@@ -121,6 +121,8 @@ struct ark_idset {
      * the contents. */
     void (*detach)(void *ctx, ark_idset *s);
     void *detach_ctx;
+    uint64_t *epoch;      /* the entity pool's epoch, bumped by removals */
+    size_t present_words; /* words allocated for v.present */
 #if ARK_IDSET_STATS
     idset_stats stats;
 #endif

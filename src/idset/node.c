@@ -479,4 +479,10 @@ void ark__idset_free_all(ark_idset *s) {
     s->win_hi = NULL;
     s->v.count = 0;
     s->cap = 0;
+    if (s->v.present != NULL) {
+        memset(s->v.present, 0, s->present_words * 8);
+        if (s->epoch != NULL) {
+            (*s->epoch)++;
+        }
+    }
 }

@@ -246,6 +246,12 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
         sweep_forward(s, k0, ids, n);
     }
     ark__idset_node_trim(s);
+    for (size_t i = 0; i < n && s->v.present != NULL; i++) {
+        ark__idset_mark(&s->v, ids[i], false); /* absent ones were clear */
+    }
+    if (s->epoch != NULL) {
+        (*s->epoch)++;
+    }
     return ARK_OK;
 }
 

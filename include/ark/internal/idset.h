@@ -43,7 +43,23 @@ typedef struct ark__idset_view {
      * ids (or count, when it is the only group; front is then 0), group
      * k >= 1 positions [256k - front, 256k - front + 256). */
     size_t front;
+    /* A set attached to an entity pool (ark/entity.h) also keeps a bit per
+     * id below present_bits, set while the id is held, for O(1)
+     * membership in queries; NULL (and 0) otherwise. */
+    uint64_t *present;
+    uint64_t present_bits;
 } ark__idset_view;
+
+/* Set or clear id's membership bit, if the set keeps them and id is in
+ * their range. */
+ARK__ALWAYS_INLINE ARK__INLINE void ark__idset_mark(ark__idset_view *v,
+                                                    uint32_t id, bool on) {
+    if (id < v->present_bits) {
+        uint64_t bit = (uint64_t)1 << (id & 63);
+        v->present[id >> 6] =
+            on ? v->present[id >> 6] | bit : v->present[id >> 6] & ~bit;
+    }
+}
 
 /* The id in slot `slot` of a dense group (base + the int16 delta there).
  * The delta goes through a signed local because -Wsign-conversion flags
@@ -112,6 +128,7 @@ ARK__INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                 off <= ARK__IDSET_SPAN) {
                 d[slot] = (int16_t)((int32_t)off - (int32_t)ARK__IDSET_HALF);
                 v->count++;
+                ark__idset_mark(v, id, true);
                 return ARK_OK;
             }
         } else {
@@ -125,6 +142,7 @@ ARK__INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
             if (ARK__LIKELY(credit == 0) && id > d[prev]) {
                 d[slot] = id;
                 v->count++;
+                ark__idset_mark(v, id, true);
                 return ARK_OK;
             }
             if (credit != 0 && id > d[prev]) {
@@ -136,6 +154,7 @@ ARK__INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
                     d[slot] = id;
                     g->credit = (uint16_t)credit;
                     v->count++;
+                    ark__idset_mark(v, id, true);
                     return ARK_OK;
                 }
             }
