@@ -206,30 +206,19 @@ static void lark_anchor(lua_State *L, int ud, int idx) {
 
 /* The word a status maps to in results ("stale", "full", ...). */
 static const char *lark_word(ark_status st) {
-    switch (st) {
-    case ARK_OK:
-        return "ok";
-    case ARK_ESTALE:
-        return "stale";
-    case ARK_ERANGE:
-        return "range";
-    case ARK_ENULL:
-        return "null";
-    case ARK_EFOREIGN:
-        return "foreign";
-    case ARK_EEXIST:
-        return "exists";
-    case ARK_EFULL:
-        return "full";
-    case ARK_EINVAL:
-        return "invalid";
-    case ARK_ENOTFOUND:
-        return "notfound";
-    case ARK_ECORRUPT:
-        return "corrupt";
-    default:
-        return "error";
-    }
+    static const char *const words[] = {[ARK_OK] = "ok",
+                                        [ARK_ESTALE] = "stale",
+                                        [ARK_ERANGE] = "range",
+                                        [ARK_ENULL] = "null",
+                                        [ARK_EFOREIGN] = "foreign",
+                                        [ARK_EEXIST] = "exists",
+                                        [ARK_EFULL] = "full",
+                                        [ARK_EINVAL] = "invalid",
+                                        [ARK_ENOTFOUND] = "notfound",
+                                        [ARK_ECORRUPT] = "corrupt"};
+    size_t i = (size_t)st;
+    return i < sizeof words / sizeof *words && words[i] != NULL ? words[i]
+                                                                : "error";
 }
 
 /* Raise for ARK_ENOMEM, the one status no result stands for. */
@@ -330,22 +319,7 @@ static void lark_opt_layout(lua_State *L, int idx, const char *who,
     }
 }
 
-/* Push the layout of a container as an options table (p:layout()), so
- * that a table can be keyed by another container's handles. */
-static int lark_push_layout(lua_State *L, const lark_layout *l) {
-    lua_createtable(L, 0, 4);
-    lua_pushinteger(L, (lua_Integer)l->index_bits);
-    lua_setfield(L, -2, "index_bits");
-    lua_pushinteger(L, (lua_Integer)l->gen_bits);
-    lua_setfield(L, -2, "gen_bits");
-    lua_pushinteger(L, (lua_Integer)l->tag_bits);
-    lua_setfield(L, -2, "tag_bits");
-    lark_push_u64(L, l->tag);
-    lua_setfield(L, -2, "tag");
-    return 1;
-}
-
-/* ---- removal hooks ---- */
+/* ---- what pools and tables share ---- */
 
 /* Where the C hook of a container finds Lua while ark runs it: the state
  * of the method that called ark, its env slot and its error slot. */
@@ -355,25 +329,71 @@ typedef struct lark_run {
     int err;
 } lark_run;
 
+/* The head of a pool's and a table's userdata. */
+typedef struct lbox {
+    const char *tag; /* LARK_POOL or LARK_TABLE */
+    union {          /* NULL once closed */
+        void *c;
+        ark_pool *pool;
+        ark_table *t;
+    };
+    lark_run run;
+    lark_layout layout;
+    unsigned busy; /* calls into ark that may run hooks, in progress */
+    bool hook;     /* a Lua on_remove is set (and so the C one) */
+} lbox;
+
+typedef struct lpool {
+    lbox b;
+    uint64_t index_mask; /* a handle's slot index: its key in env */
+} lpool;
+
+static bool is_pool(const lbox *b) { return b->tag == LARK_POOL; }
+
+/* The pool or table at idx, or NULL. */
+static lbox *lark_box(lua_State *L, int idx) {
+    lbox *b = lark_test(L, idx, LARK_POOL);
+    return b != NULL ? b : lark_test(L, idx, LARK_TABLE);
+}
+
+/* The open pool or table that is the method's self. */
+static lbox *check_box(lua_State *L) {
+    lbox *b = lark_box(L, 1);
+    if (b == NULL) {
+        luaL_error(L, "ark: method called on a %s (call methods with ':')",
+                   luaL_typename(L, 1));
+    }
+    if (b->c == NULL) {
+        luaL_error(L, "%s: the container is closed", b->tag);
+    }
+    return b;
+}
+
+static lpool *check_pool(lua_State *L) {
+    lpool *p = lark_self(L, LARK_POOL);
+    if (p->b.pool == NULL) {
+        luaL_error(L, "ark.pool: the container is closed");
+    }
+    return p;
+}
+
 /* Before a call into ark that may run hooks: remember the caller's run
  * (a hook may call back), push env (of self) and an empty error slot. */
-static void lark_enter(lua_State *L, lark_run *run, lark_run *saved,
-                       unsigned *busy) {
-    *saved = *run;
+static void lark_enter(lua_State *L, lbox *b, lark_run *saved) {
+    *saved = b->run;
     lark_getenv(L, 1);
-    run->env = lua_gettop(L);
+    b->run.env = lua_gettop(L);
     lua_pushnil(L);
-    run->err = lua_gettop(L);
-    run->L = L;
-    ++*busy;
+    b->run.err = lua_gettop(L);
+    b->run.L = L;
+    b->busy++;
 }
 
 /* After it: restore, and raise the first error a hook raised. */
-static void lark_leave(lua_State *L, lark_run *run, const lark_run *saved,
-                       unsigned *busy) {
-    int err = run->err;
-    *run = *saved;
-    --*busy;
+static void lark_leave(lua_State *L, lbox *b, const lark_run *saved) {
+    int err = b->run.err;
+    b->run = *saved;
+    b->busy--;
     if (!lua_isnil(L, err)) {
         lua_pushvalue(L, err);
         lua_error(L);
@@ -393,41 +413,89 @@ static void lark_call_hook(const lark_run *run, int nargs) {
     }
 }
 
-/* ---- pool ---- */
-
-typedef struct lpool {
-    const char *tag; /* LARK_POOL */
-    ark_pool *pool;  /* NULL once closed */
-    lark_run run;
-    lark_layout layout;
-    uint64_t index_mask;
-    unsigned busy; /* calls into ark that may run hooks, in progress */
-    bool hook;     /* a Lua on_remove is set (and so the C one) */
-} lpool;
-
-static lpool *check_pool(lua_State *L) {
-    lpool *p = lark_self(L, LARK_POOL);
-    if (p->pool == NULL) {
-        luaL_error(L, "ark.pool: the container is closed");
-    }
-    return p;
-}
-
-/* The C hook: run the Lua hook with (h, value), then drop the value. */
+/* The C hook of a pool: run the Lua hook with (h, value), then drop the
+ * value. */
 static void pool_hook(void *elem, ark_handle h, void *user) {
     (void)elem;
     lpool *p = user;
-    lua_State *L = p->run.L;
+    lua_State *L = p->b.run.L;
     if (L == NULL || !lua_checkstack(L, 4)) {
         return;
     }
+    int env = p->b.run.env;
     uint64_t i = h & p->index_mask;
-    lua_rawgeti(L, p->run.env, 0);
+    lua_rawgeti(L, env, 0);
     lark_push_u64(L, h);
-    lark_env_get(L, p->run.env, i);
-    lark_call_hook(&p->run, 2);
+    lark_env_get(L, env, i);
+    lark_call_hook(&p->b.run, 2);
     lua_pushnil(L);
-    lark_env_set(L, p->run.env, i);
+    lark_env_set(L, env, i);
+}
+
+/* Drop the value of pool element h (self at 1) at once: a pool with no
+ * Lua hook, which would want it at the flush. */
+static void pool_drop(lua_State *L, const lbox *b, ark_handle h) {
+    lark_getenv(L, 1);
+    lua_pushnil(L);
+    lark_env_set(L, lua_gettop(L) - 1, h & ((const lpool *)b)->index_mask);
+    lua_pop(L, 1);
+}
+
+/* p:remove(h), t:remove(h) */
+static int l_remove(lua_State *L) {
+    lbox *b = check_box(L);
+    ark_handle h;
+    if (!lark_handle(L, 2, &h)) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    lark_run saved;
+    if (b->hook) {
+        lark_enter(L, b, &saved);
+    }
+    ark_status st =
+        is_pool(b) ? ark_pool_remove(b->pool, h) : ark_table_remove(b->t, h);
+    if (b->hook) {
+        lark_leave(L, b, &saved);
+    } else if (st == ARK_OK && is_pool(b)) {
+        pool_drop(L, b, h);
+    }
+    lark_nomem(L, st, "remove");
+    lua_pushboolean(L, st == ARK_OK);
+    return 1;
+}
+
+/* p:remove_later(h), t:remove_later(h) */
+static int l_remove_later(lua_State *L) {
+    lbox *b = check_box(L);
+    ark_handle h;
+    if (!lark_handle(L, 2, &h)) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    ark_status st = is_pool(b) ? ark_pool_remove_later(b->pool, h)
+                               : ark_table_remove_later(b->t, h);
+    lark_nomem(L, st, "remove_later");
+    if (st == ARK_OK && !b->hook && is_pool(b)) {
+        pool_drop(L, b, h); /* get gives nil already */
+    }
+    lua_pushboolean(L, st == ARK_OK);
+    return 1;
+}
+
+/* p:flush(), t:flush() */
+static int l_flush(lua_State *L) {
+    lbox *b = check_box(L);
+    lark_run saved;
+    if (b->hook) {
+        lark_enter(L, b, &saved);
+    }
+    size_t n = is_pool(b) ? ark_pool_flush(b->pool) : ark_table_flush(b->t);
+    if (b->hook) {
+        lark_leave(L, b, &saved);
+    }
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
 }
 
 /* Drop every value of env (at idx): after a clear. */
@@ -444,6 +512,159 @@ static void lark_wipe(lua_State *L, int env) {
     }
 }
 
+/* p:clear([run_hook]), t:clear([run_hook]) */
+static int l_clear(lua_State *L) {
+    lbox *b = check_box(L);
+    bool run_hook = lua_toboolean(L, 2) && b->hook;
+    if (b->busy != 0) {
+        return 0; /* from a hook: ark does nothing either */
+    }
+    lark_run saved;
+    if (run_hook) {
+        lark_enter(L, b, &saved);
+    }
+    if (is_pool(b)) {
+        ark_pool_clear(b->pool, run_hook);
+        lark_getenv(L, 1);
+        lark_wipe(L, -1);
+    } else {
+        ark_table_clear(b->t, run_hook);
+    }
+    if (run_hook) {
+        lark_leave(L, b, &saved);
+    }
+    return 0;
+}
+
+/* p:check(h), t:check(h) */
+static int l_check(lua_State *L) {
+    lbox *b = check_box(L);
+    ark_handle h;
+    if (!lark_handle(L, 2, &h)) {
+        lua_pushstring(L, "invalid");
+    } else {
+        lua_pushstring(L, lark_word(is_pool(b) ? ark_pool_check(b->pool, h)
+                                               : ark_table_check(b->t, h)));
+    }
+    return 1;
+}
+
+/* #p, #t: live elements or rows (marked ones excluded). */
+static int l_len(lua_State *L) {
+    lbox *b = check_box(L);
+    size_t n = is_pool(b) ? ark_pool_count(b->pool) : ark_table_count(b->t);
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
+}
+
+/* p:reserve(n), t:reserve(n) */
+static int l_reserve(lua_State *L) {
+    lbox *b = check_box(L);
+    int64_t n;
+    if (!lark_int(L, 2, &n) || n < 0) {
+        return luaL_error(L, "%s:reserve: n must be an integer >= 0", b->tag);
+    }
+    ark_status st = is_pool(b) ? ark_pool_reserve(b->pool, (size_t)n)
+                               : ark_table_reserve(b->t, (size_t)n);
+    lark_nomem(L, st, "reserve");
+    lua_pushboolean(L, st == ARK_OK);
+    return 1;
+}
+
+/* p:seal(h), p:unseal(wire) and the table's: nil for a value that is not
+ * an integer. */
+static int seal_or_unseal(lua_State *L, bool seal) {
+    lbox *b = check_box(L);
+    ark_handle h;
+    if (!lark_handle(L, 2, &h)) {
+        lua_pushnil(L);
+    } else if (is_pool(b)) {
+        lark_push_u64(L, seal ? ark_pool_seal(b->pool, h)
+                              : ark_pool_unseal(b->pool, h));
+    } else {
+        lark_push_u64(L, seal ? ark_table_seal(b->t, h)
+                              : ark_table_unseal(b->t, h));
+    }
+    return 1;
+}
+
+static int l_seal(lua_State *L) { return seal_or_unseal(L, true); }
+
+static int l_unseal(lua_State *L) { return seal_or_unseal(L, false); }
+
+/* p:layout(), t:layout(): the handle layout as options, so that a table
+ * can be keyed by another container's handles. */
+static int l_layout(lua_State *L) {
+    const lark_layout *l = &check_box(L)->layout;
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, (lua_Integer)l->index_bits);
+    lua_setfield(L, -2, "index_bits");
+    lua_pushinteger(L, (lua_Integer)l->gen_bits);
+    lua_setfield(L, -2, "gen_bits");
+    lua_pushinteger(L, (lua_Integer)l->tag_bits);
+    lua_setfield(L, -2, "tag_bits");
+    lark_push_u64(L, l->tag);
+    lua_setfield(L, -2, "tag");
+    return 1;
+}
+
+static void box_destroy(lbox *b) {
+    if (is_pool(b)) {
+        ark_pool_destroy(b->pool);
+    } else {
+        ark_table_destroy(b->t);
+    }
+    b->c = NULL;
+}
+
+/* p:close(), t:close(), __close */
+static int l_close(lua_State *L) {
+    lbox *b = lark_box(L, 1);
+    if (b == NULL || b->c == NULL) {
+        return 0;
+    }
+    if (b->busy != 0) {
+        return luaL_error(L,
+                          "%s: cannot close it while its removal hook "
+                          "runs",
+                          b->tag);
+    }
+    box_destroy(b);
+    if (is_pool(b)) { /* release the values at once */
+#if LARK_INTEGERS
+        lua_pushnil(L);
+#else
+        lua_newtable(L);
+#endif
+        lark_setenv(L, 1);
+    }
+    return 0;
+}
+
+static int l_gc(lua_State *L) {
+    lbox *b = lark_box(L, 1);
+    if (b != NULL) {
+        box_destroy(b);
+    }
+    return 0;
+}
+
+static int l_tostring(lua_State *L) {
+    lbox *b = lark_box(L, 1);
+    if (b == NULL || b->c == NULL) {
+        lua_pushfstring(L, "%s (closed)", b != NULL ? b->tag : "?");
+    } else if (is_pool(b)) {
+        lark_pushf(L, "ark.pool (%llu live)",
+                   (unsigned long long)ark_pool_count(b->pool), 0);
+    } else {
+        lark_pushf(L, "ark.table (%llu rows)",
+                   (unsigned long long)ark_table_count(b->t), 0);
+    }
+    return 1;
+}
+
+/* ---- pool ---- */
+
 static const char *const pool_options[] = {
     "on_remove", "index_bits", "gen_bits", "tag_bits", "tag", "seal_key", NULL};
 
@@ -457,17 +678,16 @@ static int l_pool_new(lua_State *L) {
     bool hook = lark_opt_hook(L, 1, who); /* pushes the hook or nil */
     lpool *p = lark_newud(L, sizeof *p);
     memset(p, 0, sizeof *p);
-    p->tag = LARK_POOL;
+    p->b.tag = LARK_POOL;
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_setmetatable(L, -2);
     lua_createtable(L, 0, 1);
     lua_pushvalue(L, -3);
     lua_rawseti(L, -2, 0);
     lark_setenv(L, -2);
-    p->layout = l;
-    p->hook = hook;
-    p->index_mask =
-        l.index_bits == 64 ? UINT64_MAX : ((uint64_t)1 << l.index_bits) - 1;
+    p->b.layout = l;
+    p->b.hook = hook;
+    p->index_mask = ((uint64_t)1 << l.index_bits) - 1;
     ark_pool_config cfg = {.elem_size = 1,
                            .elem_align = 1,
                            .index_bits = l.index_bits,
@@ -477,7 +697,7 @@ static int l_pool_new(lua_State *L) {
                            .seal_key = l.seal_key,
                            .on_remove = hook ? pool_hook : NULL,
                            .user = p};
-    ark_status st = ark_pool_create(&p->pool, &cfg);
+    ark_status st = ark_pool_create(&p->b.pool, &cfg);
     lark_nomem(L, st, who);
     if (st != ARK_OK) {
         luaL_error(L, "%s: invalid layout (%s)", who, ark_strerror(st));
@@ -485,28 +705,12 @@ static int l_pool_new(lua_State *L) {
     return 1;
 }
 
-static void pool_close(lua_State *L, lpool *p) {
-    if (p->busy != 0) {
-        luaL_error(L, "ark.pool: cannot close a pool while its removal hook "
-                      "runs");
-    }
-    ark_pool_destroy(p->pool);
-    p->pool = NULL;
-    /* Release the values at once. */
-#if LARK_INTEGERS
-    lua_pushnil(L);
-#else
-    lua_newtable(L);
-#endif
-    lark_setenv(L, 1);
-}
-
-static int l_pool_close(lua_State *L) {
-    lpool *p = lark_self(L, LARK_POOL);
-    if (p->pool != NULL) {
-        pool_close(L, p);
-    }
-    return 0;
+/* Store the value at idx as element h's (self at 1). */
+static void pool_store(lua_State *L, const lpool *p, ark_handle h, int idx) {
+    lark_getenv(L, 1);
+    lua_pushvalue(L, idx);
+    lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
+    lua_pop(L, 1);
 }
 
 /* p:insert(v) */
@@ -517,14 +721,12 @@ static int l_pool_insert(lua_State *L) {
     }
     unsigned char none = 0;
     ark_handle h;
-    ark_status st = ark_pool_insert(p->pool, &none, &h);
+    ark_status st = ark_pool_insert(p->b.pool, &none, &h);
     if (st != ARK_OK) {
         lark_nomem(L, st, "ark.pool:insert");
         return lark_fail(L, st);
     }
-    lark_getenv(L, 1);
-    lua_pushvalue(L, 2);
-    lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
+    pool_store(L, p, h, 2);
     lark_push_u64(L, h);
     return 1;
 }
@@ -540,14 +742,12 @@ static int l_pool_insert_at(lua_State *L) {
         return lark_fail(L, ARK_EINVAL);
     }
     unsigned char none = 0;
-    ark_status st = ark_pool_insert_at(p->pool, h, &none);
+    ark_status st = ark_pool_insert_at(p->b.pool, h, &none);
     if (st != ARK_OK) {
         lark_nomem(L, st, "ark.pool:insert_at");
         return lark_fail(L, st);
     }
-    lark_getenv(L, 1);
-    lua_pushvalue(L, 3);
-    lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
+    pool_store(L, p, h, 3);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -556,7 +756,7 @@ static int l_pool_insert_at(lua_State *L) {
 static int l_pool_get(lua_State *L) {
     lpool *p = check_pool(L);
     ark_handle h;
-    if (!lark_handle(L, 2, &h) || ark_pool_get(p->pool, h) == NULL) {
+    if (!lark_handle(L, 2, &h) || ark_pool_get(p->b.pool, h) == NULL) {
         lua_pushnil(L);
         return 1;
     }
@@ -572,169 +772,17 @@ static int l_pool_set(lua_State *L) {
         return luaL_error(L, "ark.pool:set: the value is nil");
     }
     ark_handle h;
-    bool live = lark_handle(L, 2, &h) && ark_pool_get(p->pool, h) != NULL;
+    bool live = lark_handle(L, 2, &h) && ark_pool_get(p->b.pool, h) != NULL;
     if (live) {
-        lark_getenv(L, 1);
-        lua_pushvalue(L, 3);
-        lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
+        pool_store(L, p, h, 3);
     }
     lua_pushboolean(L, live);
     return 1;
 }
 
-/* p:remove(h) */
-static int l_pool_remove(lua_State *L) {
-    lpool *p = check_pool(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    ark_status st;
-    if (p->hook) {
-        lark_run saved;
-        lark_enter(L, &p->run, &saved, &p->busy);
-        st = ark_pool_remove(p->pool, h);
-        lark_leave(L, &p->run, &saved, &p->busy);
-    } else {
-        st = ark_pool_remove(p->pool, h);
-        if (st == ARK_OK) {
-            lark_getenv(L, 1);
-            lua_pushnil(L);
-            lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
-        }
-    }
-    lark_nomem(L, st, "ark.pool:remove");
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-/* p:remove_later(h) */
-static int l_pool_remove_later(lua_State *L) {
-    lpool *p = check_pool(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    ark_status st = ark_pool_remove_later(p->pool, h);
-    lark_nomem(L, st, "ark.pool:remove_later");
-    if (st == ARK_OK && !p->hook) {
-        /* No hook will want the value: drop it now (get gives nil). */
-        lark_getenv(L, 1);
-        lua_pushnil(L);
-        lark_env_set(L, lua_gettop(L) - 1, h & p->index_mask);
-    }
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-/* p:flush() */
-static int l_pool_flush(lua_State *L) {
-    lpool *p = check_pool(L);
-    size_t n;
-    if (p->hook) {
-        lark_run saved;
-        lark_enter(L, &p->run, &saved, &p->busy);
-        n = ark_pool_flush(p->pool);
-        lark_leave(L, &p->run, &saved, &p->busy);
-    } else {
-        n = ark_pool_flush(p->pool);
-    }
-    lua_pushinteger(L, (lua_Integer)n);
-    return 1;
-}
-
-/* p:clear([run_hook]) */
-static int l_pool_clear(lua_State *L) {
-    lpool *p = check_pool(L);
-    bool run_hook = lua_toboolean(L, 2);
-    if (p->busy != 0) {
-        return 0; /* from a hook: ark does nothing either */
-    }
-    if (p->hook && run_hook) {
-        lark_run saved;
-        lark_enter(L, &p->run, &saved, &p->busy);
-        ark_pool_clear(p->pool, true);
-        lark_leave(L, &p->run, &saved, &p->busy);
-    } else {
-        ark_pool_clear(p->pool, false);
-    }
-    lark_getenv(L, 1);
-    lark_wipe(L, -1);
-    return 0;
-}
-
-/* p:check(h) */
-static int l_pool_check(lua_State *L) {
-    lpool *p = check_pool(L);
-    ark_handle h;
-    lua_pushstring(L, lark_handle(L, 2, &h)
-                          ? lark_word(ark_pool_check(p->pool, h))
-                          : "invalid");
-    return 1;
-}
-
-static int l_pool_len(lua_State *L) {
-    lpool *p = check_pool(L);
-    lua_pushinteger(L, (lua_Integer)ark_pool_count(p->pool));
-    return 1;
-}
-
-/* p:reserve(n) */
-static int l_pool_reserve(lua_State *L) {
-    lpool *p = check_pool(L);
-    int64_t n;
-    if (!lark_int(L, 2, &n) || n < 0) {
-        return luaL_error(L, "ark.pool:reserve: n must be an integer >= 0");
-    }
-    ark_status st = ark_pool_reserve(p->pool, (size_t)n);
-    lark_nomem(L, st, "ark.pool:reserve");
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-/* p:seal(h), p:unseal(wire): nil for a value that is not an integer. */
-static int l_pool_seal(lua_State *L) {
-    lpool *p = check_pool(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lark_push_u64(L, ark_pool_seal(p->pool, h));
-    return 1;
-}
-
-static int l_pool_unseal(lua_State *L) {
-    lpool *p = check_pool(L);
-    ark_handle w;
-    if (!lark_handle(L, 2, &w)) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lark_push_u64(L, ark_pool_unseal(p->pool, w));
-    return 1;
-}
-
-static int l_pool_layout(lua_State *L) {
-    return lark_push_layout(L, &check_pool(L)->layout);
-}
-
-static int l_pool_tostring(lua_State *L) {
-    lpool *p = lark_self(L, LARK_POOL);
-    if (p->pool == NULL) {
-        lua_pushstring(L, "ark.pool (closed)");
-    } else {
-        lark_pushf(L, "ark.pool (%llu live)",
-                   (unsigned long long)ark_pool_count(p->pool), 0);
-    }
-    return 1;
-}
-
-/* Iteration: a closure over (state, values, pool). The C iterator advances at
- * the start of each step, not the end, so an element removed by the loop body
- * after it was reached is never returned. */
+/* Iteration: a closure over (state, values, pool). The C iterator
+ * advances at the start of each step, not the end, so an element removed
+ * by the loop body after it was reached is never returned. */
 typedef struct lpool_iter {
     lpool *p;
     ark_pool_iter it;
@@ -744,11 +792,11 @@ typedef struct lpool_iter {
 static int pool_iter_step(lua_State *L) {
     lpool_iter *s = lua_touserdata(L, lua_upvalueindex(1));
     lpool *p = s->p;
-    if (p->pool == NULL) {
+    if (p->b.pool == NULL) {
         return luaL_error(L, "ark.pool: the container is closed");
     }
     if (s->state == 0) {
-        s->it = ark_pool_iter_begin(p->pool);
+        s->it = ark_pool_iter_begin(p->b.pool);
         s->state = 1;
     } else if (s->state == 1) {
         ark_pool_iter_next(&s->it);
@@ -775,13 +823,6 @@ static int l_pool_pairs(lua_State *L) {
     lua_pushvalue(L, 1); /* keeps the pool alive */
     lua_pushcclosure(L, pool_iter_step, 3);
     return 1;
-}
-
-static int l_pool_gc(lua_State *L) {
-    lpool *p = lark_self(L, LARK_POOL);
-    ark_pool_destroy(p->pool);
-    p->pool = NULL;
-    return 0;
 }
 
 /* ---- typed table ---- */
@@ -821,26 +862,21 @@ typedef struct lcol {
 } lcol;
 
 typedef struct ltable {
-    const char *tag; /* LARK_TABLE */
-    ark_table *t;    /* NULL once closed */
-    lark_run run;
-    lark_layout layout;
-    unsigned busy;
-    bool hook;
+    lbox b;
     size_t ncols;
     lcol cols[]; /* ncols */
 } ltable;
 
 static ltable *check_table(lua_State *L) {
     ltable *t = lark_self(L, LARK_TABLE);
-    if (t->t == NULL) {
+    if (t->b.t == NULL) {
         luaL_error(L, "ark.table: the container is closed");
     }
     return t;
 }
 
 static void table_open(lua_State *L, const ltable *t) {
-    if (t->t == NULL) {
+    if (t->b.t == NULL) {
         luaL_error(L, "ark.table: the container is closed");
     }
 }
@@ -877,72 +913,62 @@ static int check_col(lua_State *L, const ltable *t, int idx) {
     return k;
 }
 
+/* A cell's value as its C type. */
+typedef union lark_cell {
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+    unsigned char bytes[8];
+} lark_cell;
+
 /* Push the cell at p of a column of type type. */
 static void push_cell(lua_State *L, unsigned type, const unsigned char *p) {
+    lark_cell v;
+    memcpy(&v, p, lark_types[type].size);
     switch (type) {
-    case T_I8: {
-        int8_t v;
-        memcpy(&v, p, 1);
-        lua_pushinteger(L, v);
+    case T_I8:
+        lua_pushinteger(L, v.i8);
         break;
-    }
-    case T_I16: {
-        int16_t v;
-        memcpy(&v, p, 2);
-        lua_pushinteger(L, v);
+    case T_I16:
+        lua_pushinteger(L, v.i16);
         break;
-    }
-    case T_I32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        lua_pushinteger(L, v);
+    case T_I32:
+        lua_pushinteger(L, v.i32);
         break;
-    }
-    case T_I64: {
-        int64_t v;
-        memcpy(&v, p, 8);
-        lua_pushinteger(L, (lua_Integer)v);
+    case T_I64:
+        lua_pushinteger(L, (lua_Integer)v.i64);
         break;
-    }
     case T_U8:
-        lua_pushinteger(L, p[0]);
+        lua_pushinteger(L, v.u8);
         break;
-    case T_U16: {
-        uint16_t v;
-        memcpy(&v, p, 2);
-        lua_pushinteger(L, v);
+    case T_U16:
+        lua_pushinteger(L, v.u16);
         break;
-    }
-    case T_U32: {
-        uint32_t v;
-        memcpy(&v, p, 4);
-        lua_pushinteger(L, (lua_Integer)v);
+    case T_U32:
+        lua_pushinteger(L, (lua_Integer)v.u32);
         break;
-    }
-    case T_U64: {
-        uint64_t v;
-        memcpy(&v, p, 8);
+    case T_U64:
 #if LARK_INTEGERS
-        lark_push_u64(L, v); /* wraps above 2^63 - 1, as Lua does */
+        lark_push_u64(L, v.u64); /* wraps above 2^63 - 1, as Lua does */
 #else
-        lua_pushnumber(L, (lua_Number)v);
+        lua_pushnumber(L, (lua_Number)v.u64);
 #endif
         break;
-    }
-    case T_F32: {
-        float v;
-        memcpy(&v, p, 4);
-        lua_pushnumber(L, (lua_Number)v);
+    case T_F32:
+        lua_pushnumber(L, (lua_Number)v.f32);
         break;
-    }
-    case T_F64: {
-        double v;
-        memcpy(&v, p, 8);
-        lua_pushnumber(L, (lua_Number)v);
+    case T_F64:
+        lua_pushnumber(L, (lua_Number)v.f64);
         break;
-    }
     default:
-        lua_pushboolean(L, p[0] != 0);
+        lua_pushboolean(L, v.u8 != 0);
         break;
     }
 }
@@ -1043,7 +1069,7 @@ static void to_cell(lua_State *L, const ltable *t, size_t k, int idx,
 
 /* The address of row r of column k. */
 static unsigned char *cell(const ltable *t, size_t k, size_t r) {
-    unsigned char *base = ark_table_column(t->t, k);
+    unsigned char *base = ark_table_column(t->b.t, k);
     return base + r * lark_types[t->cols[k].type].size;
 }
 
@@ -1051,13 +1077,13 @@ static unsigned char *cell(const ltable *t, size_t k, size_t r) {
 static void table_hook(void *elem, ark_handle h, void *user) {
     (void)elem;
     ltable *t = user;
-    lua_State *L = t->run.L;
+    lua_State *L = t->b.run.L;
     if (L == NULL || !lua_checkstack(L, 3)) {
         return;
     }
-    lua_rawgeti(L, t->run.env, 0);
+    lua_rawgeti(L, t->b.run.env, 0);
     lark_push_u64(L, h);
-    lark_call_hook(&t->run, 1);
+    lark_call_hook(&t->b.run, 1);
 }
 
 static const char *const table_options[] = {
@@ -1071,7 +1097,7 @@ static ltable *table_ud(lua_State *L, size_t ncols, const unsigned *types,
                         int names, int hook) {
     ltable *t = lark_newud(L, sizeof *t + ncols * sizeof(lcol));
     memset(t, 0, sizeof *t);
-    t->tag = LARK_TABLE;
+    t->b.tag = LARK_TABLE;
     t->ncols = ncols;
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_setmetatable(L, -2);
@@ -1085,11 +1111,11 @@ static ltable *table_ud(lua_State *L, size_t ncols, const unsigned *types,
         lua_rawseti(L, -2, (int)k + 1);
     }
     lark_setenv(L, -2);
-    t->hook = !lua_isnil(L, hook);
+    t->b.hook = !lua_isnil(L, hook);
     return t;
 }
 
-/* Create t->t (for ark.table and ark.table_load). */
+/* Create t->b.t (for ark.table and ark.table_load). */
 static ark_status table_make(ltable *t, const lark_layout *l, size_t max_rows,
                              const ark_reader *r) {
     size_t sizes[LARK_MAX_COLUMNS];
@@ -1104,11 +1130,11 @@ static ark_status table_make(ltable *t, const lark_layout *l, size_t max_rows,
                             .tag = l->tag,
                             .max_rows = max_rows,
                             .seal_key = l->seal_key,
-                            .on_remove = t->hook ? table_hook : NULL,
+                            .on_remove = t->b.hook ? table_hook : NULL,
                             .user = t};
-    t->layout = *l;
-    return r != NULL ? ark_table_load(&t->t, &cfg, r)
-                     : ark_table_create(&t->t, &cfg);
+    t->b.layout = *l;
+    return r != NULL ? ark_table_load(&t->b.t, &cfg, r)
+                     : ark_table_create(&t->b.t, &cfg);
 }
 
 /* Read ark.table's column list at idx: push a table of the names (k ->
@@ -1243,7 +1269,7 @@ static int l_table_insert(lua_State *L) {
     read_row(L, t, 2, buf, given);
     ark_handle h;
     size_t row;
-    ark_status st = ark_table_insert(t->t, &h, &row);
+    ark_status st = ark_table_insert(t->b.t, &h, &row);
     if (st != ARK_OK) {
         lark_nomem(L, st, "ark.table:insert");
         return lark_fail(L, st);
@@ -1264,7 +1290,7 @@ static int l_table_insert_at(lua_State *L) {
         return lark_fail(L, ARK_EINVAL);
     }
     size_t row;
-    ark_status st = ark_table_insert_at(t->t, h, &row);
+    ark_status st = ark_table_insert_at(t->b.t, h, &row);
     if (st != ARK_OK) {
         lark_nomem(L, st, "ark.table:insert_at");
         return lark_fail(L, st);
@@ -1277,7 +1303,7 @@ static int l_table_insert_at(lua_State *L) {
 /* The row of the handle at idx, or ARK_NO_ROW. */
 static size_t table_row_of(lua_State *L, const ltable *t, int idx) {
     ark_handle h;
-    return lark_handle(L, idx, &h) ? ark_table_row(t->t, h) : ARK_NO_ROW;
+    return lark_handle(L, idx, &h) ? ark_table_row(t->b.t, h) : ARK_NO_ROW;
 }
 
 /* Push row r as a table of fields. */
@@ -1318,92 +1344,10 @@ static int l_table_set(lua_State *L) {
     return 1;
 }
 
-/* t:remove(h) */
-static int l_table_remove(lua_State *L) {
-    ltable *t = check_table(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    ark_status st;
-    if (t->hook) {
-        lark_run saved;
-        lark_enter(L, &t->run, &saved, &t->busy);
-        st = ark_table_remove(t->t, h);
-        lark_leave(L, &t->run, &saved, &t->busy);
-    } else {
-        st = ark_table_remove(t->t, h);
-    }
-    lark_nomem(L, st, "ark.table:remove");
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-/* t:remove_later(h) */
-static int l_table_remove_later(lua_State *L) {
-    ltable *t = check_table(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    ark_status st = ark_table_remove_later(t->t, h);
-    lark_nomem(L, st, "ark.table:remove_later");
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-/* t:flush() */
-static int l_table_flush(lua_State *L) {
-    ltable *t = check_table(L);
-    size_t n;
-    if (t->hook) {
-        lark_run saved;
-        lark_enter(L, &t->run, &saved, &t->busy);
-        n = ark_table_flush(t->t);
-        lark_leave(L, &t->run, &saved, &t->busy);
-    } else {
-        n = ark_table_flush(t->t);
-    }
-    lua_pushinteger(L, (lua_Integer)n);
-    return 1;
-}
-
-/* t:clear([run_hook]) */
-static int l_table_clear(lua_State *L) {
-    ltable *t = check_table(L);
-    bool run_hook = lua_toboolean(L, 2) && t->hook;
-    if (run_hook) {
-        lark_run saved;
-        lark_enter(L, &t->run, &saved, &t->busy);
-        ark_table_clear(t->t, true);
-        lark_leave(L, &t->run, &saved, &t->busy);
-    } else {
-        ark_table_clear(t->t, false);
-    }
-    return 0;
-}
-
-static int l_table_check(lua_State *L) {
-    ltable *t = check_table(L);
-    ark_handle h;
-    lua_pushstring(L, lark_handle(L, 2, &h)
-                          ? lark_word(ark_table_check(t->t, h))
-                          : "invalid");
-    return 1;
-}
-
-static int l_table_len(lua_State *L) {
-    ltable *t = check_table(L);
-    lua_pushinteger(L, (lua_Integer)ark_table_count(t->t));
-    return 1;
-}
-
 /* t:nrows(): rows in use, live and marked (the span column loops run). */
 static int l_table_nrows(lua_State *L) {
     ltable *t = check_table(L);
-    lua_pushinteger(L, (lua_Integer)ark_table_rows(t->t));
+    lua_pushinteger(L, (lua_Integer)ark_table_rows(t->b.t));
     return 1;
 }
 
@@ -1413,7 +1357,7 @@ static int l_table_at(lua_State *L) {
     int64_t i;
     ark_handle h = ARK_NULL_HANDLE;
     if (lark_int(L, 2, &i) && i >= 1) {
-        h = ark_table_handle_at(t->t, (size_t)(i - 1));
+        h = ark_table_handle_at(t->b.t, (size_t)(i - 1));
     }
     if (h == ARK_NULL_HANDLE) {
         lua_pushnil(L);
@@ -1433,44 +1377,6 @@ static int l_table_row(lua_State *L) {
         lua_pushinteger(L, (lua_Integer)r + 1);
     }
     return 1;
-}
-
-static int l_table_reserve(lua_State *L) {
-    ltable *t = check_table(L);
-    int64_t n;
-    if (!lark_int(L, 2, &n) || n < 0) {
-        return luaL_error(L, "ark.table:reserve: n must be an integer >= 0");
-    }
-    ark_status st = ark_table_reserve(t->t, (size_t)n);
-    lark_nomem(L, st, "ark.table:reserve");
-    lua_pushboolean(L, st == ARK_OK);
-    return 1;
-}
-
-static int l_table_seal(lua_State *L) {
-    ltable *t = check_table(L);
-    ark_handle h;
-    if (!lark_handle(L, 2, &h)) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lark_push_u64(L, ark_table_seal(t->t, h));
-    return 1;
-}
-
-static int l_table_unseal(lua_State *L) {
-    ltable *t = check_table(L);
-    ark_handle w;
-    if (!lark_handle(L, 2, &w)) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lark_push_u64(L, ark_table_unseal(t->t, w));
-    return 1;
-}
-
-static int l_table_layout(lua_State *L) {
-    return lark_push_layout(L, &check_table(L)->layout);
 }
 
 /* t:columns(): { {name, type}, ... }, the list ark.table took. */
@@ -1493,7 +1399,7 @@ static int l_table_columns(lua_State *L) {
 static int l_table_column_ptr(lua_State *L) {
     ltable *t = check_table(L);
     size_t k = (size_t)check_col(L, t, 2);
-    void *base = ark_table_column(t->t, k);
+    void *base = ark_table_column(t->b.t, k);
     if (base == NULL) {
         lua_pushnil(L);
     } else {
@@ -1501,36 +1407,6 @@ static int l_table_column_ptr(lua_State *L) {
     }
     lua_pushfstring(L, "%s *", lark_types[t->cols[k].type].ctype);
     return 2;
-}
-
-static int l_table_tostring(lua_State *L) {
-    ltable *t = lark_self(L, LARK_TABLE);
-    if (t->t == NULL) {
-        lua_pushstring(L, "ark.table (closed)");
-    } else {
-        lark_pushf(L, "ark.table (%llu rows, %llu columns)",
-                   (unsigned long long)ark_table_count(t->t),
-                   (unsigned long long)t->ncols);
-    }
-    return 1;
-}
-
-static int l_table_close(lua_State *L) {
-    ltable *t = lark_self(L, LARK_TABLE);
-    if (t->busy != 0) {
-        return luaL_error(L, "ark.table: cannot close a table while its "
-                             "removal hook runs");
-    }
-    ark_table_destroy(t->t);
-    t->t = NULL;
-    return 0;
-}
-
-static int l_table_gc(lua_State *L) {
-    ltable *t = lark_self(L, LARK_TABLE);
-    ark_table_destroy(t->t);
-    t->t = NULL;
-    return 0;
 }
 
 /* ---- rows and columns ---- */
@@ -1547,7 +1423,7 @@ static int l_row_index(lua_State *L) {
     lrow *r = lark_self(L, LARK_ROW);
     table_open(L, r->t);
     size_t k = (size_t)check_col(L, r->t, 2);
-    size_t row = ark_table_row(r->t->t, r->h);
+    size_t row = ark_table_row(r->t->b.t, r->h);
     if (row == ARK_NO_ROW) {
         lua_pushnil(L);
     } else {
@@ -1563,7 +1439,7 @@ static int l_row_newindex(lua_State *L) {
     size_t k = (size_t)check_col(L, r->t, 2);
     unsigned char v[8];
     to_cell(L, r->t, k, 3, v);
-    size_t row = ark_table_row(r->t->t, r->h);
+    size_t row = ark_table_row(r->t->b.t, r->h);
     if (row == ARK_NO_ROW) {
         return luaL_error(L, "ark.table: the row was removed");
     }
@@ -1592,7 +1468,7 @@ static int rows_step(lua_State *L) {
     table_open(L, r->t);
     while (s->i < s->n) {
         ark_handle h = s->h[s->i++];
-        if (ark_table_row(r->t->t, h) != ARK_NO_ROW) {
+        if (ark_table_row(r->t->b.t, h) != ARK_NO_ROW) {
             r->h = h;
             lark_push_u64(L, h);
             lua_pushvalue(L, lua_upvalueindex(2));
@@ -1605,12 +1481,12 @@ static int rows_step(lua_State *L) {
 /* t:rows() */
 static int l_table_rows(lua_State *L) {
     ltable *t = check_table(L);
-    size_t rows = ark_table_rows(t->t);
+    size_t rows = ark_table_rows(t->b.t);
     lrows *s = lark_newud(L, sizeof *s + rows * sizeof(ark_handle));
     s->n = 0;
     s->i = 0;
     for (size_t r = 0; r < rows; r++) {
-        ark_handle h = ark_table_handle_at(t->t, r);
+        ark_handle h = ark_table_handle_at(t->b.t, r);
         if (h != ARK_NULL_HANDLE) {
             s->h[s->n++] = h;
         }
@@ -1638,7 +1514,7 @@ typedef struct lcolumn {
 static size_t column_pos(lua_State *L, const lcolumn *c, int idx) {
     int64_t i;
     if (!lark_int(L, idx, &i) || i < 1 ||
-        (uint64_t)i > ark_table_rows(c->t->t)) {
+        (uint64_t)i > ark_table_rows(c->t->b.t)) {
         return ARK_NO_ROW;
     }
     return (size_t)(i - 1);
@@ -1675,7 +1551,7 @@ static int l_column_newindex(lua_State *L) {
 static int l_column_len(lua_State *L) {
     lcolumn *c = lark_self(L, LARK_COLUMN);
     table_open(L, c->t);
-    lua_pushinteger(L, (lua_Integer)ark_table_rows(c->t->t));
+    lua_pushinteger(L, (lua_Integer)ark_table_rows(c->t->b.t));
     return 1;
 }
 
@@ -1769,28 +1645,29 @@ static int l_table_save(lua_State *L) {
     ltable *t = check_table(L);
     ark_membuf *b = push_buffer(L);
     ark_writer w = ark_membuf_writer(b);
-    unsigned char head[8 + 3 + 8 + 2 + LARK_MAX_COLUMNS * 257 + 8];
-    size_t n = 0;
+    unsigned char head[8 + 3 + 8 + 2];
     memcpy(head, lark_magic, 8);
-    n = 8;
-    head[n++] = (unsigned char)t->layout.index_bits;
-    head[n++] = (unsigned char)t->layout.gen_bits;
-    head[n++] = (unsigned char)t->layout.tag_bits;
-    put_u64(head + n, t->layout.tag);
-    n += 8;
-    head[n++] = (unsigned char)(t->ncols & 0xff);
-    head[n++] = (unsigned char)(t->ncols >> 8);
-    for (size_t k = 0; k < t->ncols; k++) {
-        head[n++] = (unsigned char)t->cols[k].type;
-        head[n++] = (unsigned char)t->cols[k].len;
-        memcpy(head + n, t->cols[k].name, t->cols[k].len);
-        n += t->cols[k].len;
+    head[8] = (unsigned char)t->b.layout.index_bits;
+    head[9] = (unsigned char)t->b.layout.gen_bits;
+    head[10] = (unsigned char)t->b.layout.tag_bits;
+    put_u64(head + 11, t->b.layout.tag);
+    head[19] = (unsigned char)(t->ncols & 0xff);
+    head[20] = (unsigned char)(t->ncols >> 8);
+    ark_status st = w.write(w.ctx, head, sizeof head);
+    for (size_t k = 0; k < t->ncols && st == ARK_OK; k++) {
+        unsigned char col[2] = {(unsigned char)t->cols[k].type,
+                                (unsigned char)t->cols[k].len};
+        st = w.write(w.ctx, col, 2);
+        if (st == ARK_OK) {
+            st = w.write(w.ctx, t->cols[k].name, t->cols[k].len);
+        }
     }
-    put_u64(head + n, lark_fnv(head, n));
-    n += 8;
-    ark_status st = w.write(w.ctx, head, n);
     if (st == ARK_OK) {
-        st = ark_table_save(t->t, &w);
+        put_u64(head, lark_fnv(b->data, b->size));
+        st = w.write(w.ctx, head, 8);
+    }
+    if (st == ARK_OK) {
+        st = ark_table_save(t->b.t, &w);
     }
     if (st != ARK_OK) {
         return luaL_error(L, "ark.table:save: %s", ark_strerror(st));
@@ -1887,8 +1764,8 @@ static int l_table_load(lua_State *L) {
     ark_status st = table_make(t, &l, max_rows, &r);
     lark_nomem(L, st, who);
     if (st == ARK_OK && in.pos != in.size) {
-        ark_table_destroy(t->t);
-        t->t = NULL;
+        ark_table_destroy(t->b.t);
+        t->b.t = NULL;
         st = ARK_ECORRUPT;
     }
     if (st != ARK_OK) {
@@ -2166,36 +2043,31 @@ static int l_idset_close(lua_State *L) {
 
 /* ---- the module ---- */
 
+/* The methods pools and tables share. */
+static const luaL_Reg box_methods[] = {
+    {"remove", l_remove}, {"remove_later", l_remove_later},
+    {"flush", l_flush},   {"clear", l_clear},
+    {"check", l_check},   {"reserve", l_reserve},
+    {"seal", l_seal},     {"unseal", l_unseal},
+    {"layout", l_layout}, {"close", l_close},
+    {NULL, NULL}};
+
 static const luaL_Reg pool_methods[] = {
     {"insert", l_pool_insert}, {"insert_at", l_pool_insert_at},
     {"get", l_pool_get},       {"set", l_pool_set},
-    {"remove", l_pool_remove}, {"remove_later", l_pool_remove_later},
-    {"flush", l_pool_flush},   {"clear", l_pool_clear},
-    {"check", l_pool_check},   {"reserve", l_pool_reserve},
-    {"seal", l_pool_seal},     {"unseal", l_pool_unseal},
-    {"layout", l_pool_layout}, {"pairs", l_pool_pairs},
-    {"close", l_pool_close},   {NULL, NULL}};
+    {"pairs", l_pool_pairs},   {NULL, NULL}};
 
-static const luaL_Reg pool_meta[] = {{"__len", l_pool_len},
+static const luaL_Reg pool_meta[] = {{"__len", l_len},
                                      {"__pairs", l_pool_pairs},
-                                     {"__tostring", l_pool_tostring},
-                                     {"__close", l_pool_close},
-                                     {"__gc", l_pool_gc},
+                                     {"__tostring", l_tostring},
+                                     {"__close", l_close},
+                                     {"__gc", l_gc},
                                      {NULL, NULL}};
 
 static const luaL_Reg table_methods[] = {{"insert", l_table_insert},
                                          {"insert_at", l_table_insert_at},
                                          {"get", l_table_get},
                                          {"set", l_table_set},
-                                         {"remove", l_table_remove},
-                                         {"remove_later", l_table_remove_later},
-                                         {"flush", l_table_flush},
-                                         {"clear", l_table_clear},
-                                         {"check", l_table_check},
-                                         {"reserve", l_table_reserve},
-                                         {"seal", l_table_seal},
-                                         {"unseal", l_table_unseal},
-                                         {"layout", l_table_layout},
                                          {"rows", l_table_rows},
                                          {"column", l_table_column},
                                          {"column_ptr", l_table_column_ptr},
@@ -2204,13 +2076,12 @@ static const luaL_Reg table_methods[] = {{"insert", l_table_insert},
                                          {"row", l_table_row},
                                          {"nrows", l_table_nrows},
                                          {"save", l_table_save},
-                                         {"close", l_table_close},
                                          {NULL, NULL}};
 
-static const luaL_Reg table_meta[] = {{"__len", l_table_len},
-                                      {"__tostring", l_table_tostring},
-                                      {"__close", l_table_close},
-                                      {"__gc", l_table_gc},
+static const luaL_Reg table_meta[] = {{"__len", l_len},
+                                      {"__tostring", l_tostring},
+                                      {"__close", l_close},
+                                      {"__gc", l_gc},
                                       {NULL, NULL}};
 
 static const luaL_Reg idset_methods[] = {
@@ -2257,15 +2128,18 @@ static void set_funcs(lua_State *L, const luaL_Reg *l, int mt) {
 }
 
 /* Make metatable name with meta and (if given) an __index table of
- * methods; leave it on top. */
+ * methods and more methods; leave it on top. */
 static int new_type(lua_State *L, const char *name, const luaL_Reg *meta,
-                    const luaL_Reg *methods) {
+                    const luaL_Reg *methods, const luaL_Reg *more) {
     luaL_newmetatable(L, name);
     int mt = lua_gettop(L);
     set_funcs(L, meta, mt);
     if (methods != NULL) {
         lua_newtable(L);
         set_funcs(L, methods, mt);
+        if (more != NULL) {
+            set_funcs(L, more, mt);
+        }
         lua_setfield(L, mt, "__index");
     }
     lua_pushstring(L, name);
@@ -2285,23 +2159,23 @@ LARK_EXPORT int luaopen_ark(lua_State *L) {
     lua_pushcfunction(L, l_buffer_gc);
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
-    new_type(L, LARK_ROW, row_meta, NULL);
-    new_type(L, LARK_COLUMN, column_meta, NULL);
+    new_type(L, LARK_ROW, row_meta, NULL, NULL);
+    new_type(L, LARK_COLUMN, column_meta, NULL, NULL);
     lua_pop(L, 2);
 
-    int mt = new_type(L, LARK_POOL, pool_meta, pool_methods);
+    int mt = new_type(L, LARK_POOL, pool_meta, pool_methods, box_methods);
     lua_pushcclosure(L, l_pool_new, 1);
     lua_setfield(L, mod, "pool");
     (void)mt;
 
-    mt = new_type(L, LARK_TABLE, table_meta, table_methods);
+    mt = new_type(L, LARK_TABLE, table_meta, table_methods, box_methods);
     lua_pushvalue(L, mt);
     lua_pushcclosure(L, l_table_new, 1);
     lua_setfield(L, mod, "table");
     lua_pushcclosure(L, l_table_load, 1);
     lua_setfield(L, mod, "table_load");
 
-    mt = new_type(L, LARK_IDSET, idset_meta, idset_methods);
+    mt = new_type(L, LARK_IDSET, idset_meta, idset_methods, NULL);
     lua_pushvalue(L, mt);
     lua_pushcclosure(L, l_idset_new, 1);
     lua_setfield(L, mod, "idset");
