@@ -449,7 +449,7 @@ static int l_remove(lua_State *L) {
         lua_pushboolean(L, 0);
         return 1;
     }
-    lark_run saved;
+    lark_run saved = {NULL, 0, 0};
     if (b->hook) {
         lark_enter(L, b, &saved);
     }
@@ -486,7 +486,7 @@ static int l_remove_later(lua_State *L) {
 /* p:flush(), t:flush() */
 static int l_flush(lua_State *L) {
     lbox *b = check_box(L);
-    lark_run saved;
+    lark_run saved = {NULL, 0, 0};
     if (b->hook) {
         lark_enter(L, b, &saved);
     }
@@ -519,7 +519,7 @@ static int l_clear(lua_State *L) {
     if (b->busy != 0) {
         return 0; /* from a hook: ark does nothing either */
     }
-    lark_run saved;
+    lark_run saved = {NULL, 0, 0};
     if (run_hook) {
         lark_enter(L, b, &saved);
     }
@@ -1344,6 +1344,43 @@ static int l_table_set(lua_State *L) {
     return 1;
 }
 
+/* t:append(n): n zeroed rows at the end in one call, all or none, to be
+ * filled through column views or LuaJIT's FFI; the position of the first,
+ * or nil and "full". */
+static int l_table_append(lua_State *L) {
+    ltable *t = check_table(L);
+    int64_t n;
+    if (!lark_int(L, 2, &n) || n < 0) {
+        return luaL_error(L, "ark.table:append: n must be an integer >= 0");
+    }
+    size_t first = ark_table_rows(t->b.t);
+    ark_status st =
+        ark_table_reserve(t->b.t, ark_table_count(t->b.t) + (size_t)n);
+    int64_t done = 0;
+    while (st == ARK_OK && done < n) {
+        st = ark_table_insert(t->b.t, NULL, NULL);
+        done += st == ARK_OK;
+    }
+    if (st != ARK_OK) {
+        /* Take back this call's rows, from the last: nothing moves. */
+        while (done-- > 0) {
+            ark_handle h = ark_table_handle_at(t->b.t, first + (size_t)done);
+            lark_run saved = {NULL, 0, 0};
+            if (t->b.hook) {
+                lark_enter(L, &t->b, &saved);
+            }
+            (void)ark_table_remove(t->b.t, h);
+            if (t->b.hook) {
+                lark_leave(L, &t->b, &saved);
+            }
+        }
+        lark_nomem(L, st, "ark.table:append");
+        return lark_fail(L, st);
+    }
+    lua_pushinteger(L, (lua_Integer)first + 1);
+    return 1;
+}
+
 /* t:nrows(): rows in use, live and marked (the span column loops run). */
 static int l_table_nrows(lua_State *L) {
     ltable *t = check_table(L);
@@ -2075,6 +2112,7 @@ static const luaL_Reg table_methods[] = {{"insert", l_table_insert},
                                          {"at", l_table_at},
                                          {"row", l_table_row},
                                          {"nrows", l_table_nrows},
+                                         {"append", l_table_append},
                                          {"save", l_table_save},
                                          {NULL, NULL}};
 
