@@ -1362,17 +1362,18 @@ static int l_table_append(lua_State *L) {
         done += st == ARK_OK;
     }
     if (st != ARK_OK) {
-        /* Take back this call's rows, from the last: nothing moves. */
+        /* Take back this call's rows, from the last: nothing moves (a
+         * hook, if set, sees them go). */
+        lark_run saved = {NULL, 0, 0};
+        if (t->b.hook) {
+            lark_enter(L, &t->b, &saved);
+        }
         while (done-- > 0) {
             ark_handle h = ark_table_handle_at(t->b.t, first + (size_t)done);
-            lark_run saved = {NULL, 0, 0};
-            if (t->b.hook) {
-                lark_enter(L, &t->b, &saved);
-            }
             (void)ark_table_remove(t->b.t, h);
-            if (t->b.hook) {
-                lark_leave(L, &t->b, &saved);
-            }
+        }
+        if (t->b.hook) {
+            lark_leave(L, &t->b, &saved);
         }
         lark_nomem(L, st, "ark.table:append");
         return lark_fail(L, st);
