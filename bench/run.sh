@@ -223,6 +223,18 @@ say "ran everything in $(($(date +%s) - start)) s"
 printf '%s\n' "${ENV_LINES[@]}" >"${CSV%.csv}.env"
 say "wrote $CSV"
 
+# ---- lua: bench/lua/bench.lua, once per interpreter the build found -------
+for lua in lua54:lua5.4 luajit:luajit; do
+    dir=$BUILD/bindings/lua/${lua%%:*} exe=${lua#*:}
+    if [ ! -f "$dir/ark.so" ] || ! command -v "$exe" >/dev/null; then
+        say "lua: $exe skipped (packages lua5.4 liblua5.4-dev luajit libluajit-5.1-dev)"
+        continue
+    fi
+    (cd bench/lua && LUA_CPATH="$dir/?.so" LUA_PATH="$dir/?.lua;;" \
+        timeout "$TIMEOUT" "$exe" bench.lua "$MODE") |
+        tee "$RESULTS/lua_${lua%%:*}.txt" || fail=1
+done
+
 # ---- 4. report -------------------------------------------------------------
 
 if [ "$MODE" = smoke ]; then

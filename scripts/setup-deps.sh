@@ -9,10 +9,12 @@
 #   clang-format                              the style test
 #   valgrind                                  the memcheck stage
 #   gcc/g++-mingw-w64-x86-64 wine64           the Windows stage
+#   lua5.4 liblua5.4-dev luajit libluajit-5.1-dev luarocks   the Lua module
 set -euo pipefail
 
 pkgs=(cmake make gcc g++ libc6-dev pkg-config clang libclang-rt-14-dev
-      clang-format valgrind gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64)
+      clang-format valgrind gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64
+      lua5.4 liblua5.4-dev luajit libluajit-5.1-dev luarocks)
 # wine64 alone runs 64-bit console programs; its recommendations (32-bit
 # wine, fonts, sound) are not needed.
 bare_pkgs=(wine64)
