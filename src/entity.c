@@ -321,7 +321,8 @@ static void enter_word(ark_query_iter *it, uint64_t w) {
     }
 }
 
-void ark__query_step(ark_query_iter *it) {
+/* ark__query_step on the iterator in place. */
+static void step(ark_query_iter *it) {
     const ark_query *q = it->q;
     if (*it->epoch_at != it->epoch) {
         /* Something was removed (or, with no term, may have been): the
@@ -349,8 +350,14 @@ void ark__query_step(ark_query_iter *it) {
     it->bits = bits & (bits - 1);
 }
 
-void ark__query_start(ark_query_iter *it, const ark_query *q) {
+ark_query_iter ark__query_step(ark_query_iter it) {
+    step(&it);
+    return it;
+}
+
+ark_query_iter ark__query_start(const ark_query *q) {
     assert(q != NULL && q->entities != NULL);
+    ark_query_iter iter, *it = &iter;
     memset(it, 0, sizeof *it);
     it->q = q;
     it->more = true;
@@ -362,5 +369,6 @@ void ark__query_start(ark_query_iter *it, const ark_query *q) {
     it->epoch_at = &ev->slots.epoch;
     it->epoch = it->fast ? *it->epoch_at : UINT64_MAX;
     it->word = UINT64_MAX; /* the walk enters word 0 next */
-    ark__query_step(it);
+    step(it);
+    return iter;
 }

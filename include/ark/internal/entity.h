@@ -30,18 +30,18 @@ extern "C" {
 #define ARK__QUERY_KIND 3u
 #define ARK__QUERY_NOT 4u /* without */
 
-/* Fill it for a walk of q, at its first match or at the end. */
-ARK_API void ark__query_start(ark_query_iter *it, const ark_query *q);
+/* An iterator for a walk of q, at its first match or at the end. */
+ARK_API ark_query_iter ark__query_start(const ark_query *q);
 
 /* A step past the inline one: look at the word again if the entity pool
- * changed, enter the next word with candidates, or end the walk. */
-ARK_API void ark__query_step(ark_query_iter *it);
+ * changed, enter the next word with candidates, or end the walk. The
+ * iterator goes in and out by value, so that the caller's never has its
+ * address taken and its fields can stay in registers through the loop. */
+ARK_API ark_query_iter ark__query_step(ark_query_iter it);
 
 ARK__ALWAYS_INLINE ARK__INLINE ark_query_iter
 ark_query_iter_begin(const ark_query *q) {
-    ark_query_iter it;
-    ark__query_start(&it, q);
-    return it;
+    return ark__query_start(q);
 }
 
 ARK__ALWAYS_INLINE ARK__INLINE bool
@@ -56,7 +56,7 @@ ARK__ALWAYS_INLINE ARK__INLINE void ark_query_iter_next(ark_query_iter *it) {
         it->bits = bits & (bits - 1);
         return;
     }
-    ark__query_step(it);
+    *it = ark__query_step(*it);
 }
 
 ARK__INLINE ark_handle ark_query_iter_handle(const ark_query_iter *it) {
