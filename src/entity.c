@@ -308,7 +308,8 @@ static uint64_t query_word(const ark_query *q, uint64_t w) {
 }
 
 /* Point the pool terms at the elements of word w (a candidate there has
- * every `with` pool term's bit, so their storage covers the word). */
+ * every `with` pool term's bit, so their storage covers the word), and
+ * the table terms at their slot arrays. */
 static void enter_word(ark_query_iter *it, uint64_t w) {
     const ark_query *q = it->q;
     it->word = w;
@@ -317,6 +318,8 @@ static void enter_word(ark_query_iter *it, uint64_t w) {
             const ark__slots_view *v = &((const ark_pool *)q->c[k])->view.slots;
             it->base[k] = ark__slots_at(v, w << 6) + v->data_off;
             it->stride[k] = v->stride;
+        } else if (q->kind[k] == ARK__QUERY_TABLE) {
+            it->base[k] = ((const ark_table *)q->c[k])->view.slots.flat;
         }
     }
 }
@@ -330,6 +333,7 @@ static void step(ark_query_iter *it) {
         it->epoch = it->fast ? *it->epoch_at : UINT64_MAX;
         if (it->word < it->words) {
             it->bits &= query_word(q, it->word);
+            enter_word(it, it->word); /* a table's slots may have moved */
         }
     }
     while (it->bits == 0) {

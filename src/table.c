@@ -213,6 +213,9 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
     memset((char *)slots + old, 0, bytes - old);
     ark__free(&t->s.alloc, v->flat, old);
     v->flat = (char *)slots;
+    if (t->s.keys != NULL) {
+        t->s.keys->v->epoch++; /* queries hold the old array */
+    }
     v->nflat = ncap;
     v->cap = ncap;
     return ARK_OK;

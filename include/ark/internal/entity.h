@@ -9,7 +9,8 @@
  * table's or an attached id set's membership bits) and with the
  * complement of each `without` one. A keyed pool's slot i holds entity
  * i's element, so a pool term's elements for the 64 ids of a word are one
- * contiguous run: base + bit * stride. A step takes the next bit inline;
+ * contiguous run: base + bit * stride; a table term's base is its slot
+ * array, where the row is. A step takes the next bit inline;
  * entering a word, and looking at it again after the entity pool's epoch
  * moved (an entity, a component or a tag removed: removals during the
  * loop are never visited), are out of line (src/entity.c).
@@ -71,9 +72,9 @@ ark_query_iter_elem(const ark_query_iter *it, unsigned term) {
 
 ARK__ALWAYS_INLINE ARK__INLINE size_t
 ark_query_iter_row(const ark_query_iter *it, unsigned term) {
-    const ark__table_view *v =
-        ark__table_view_of((const ark_table *)it->q->c[term]);
-    return ((const ark__table_slot *)(const void *)v->slots.flat)[it->id].row;
+    /* base: the table's slot array, kept up to date by the step (a keyed
+     * table that grows it moves the entity pool's epoch). */
+    return ((const ark__table_slot *)(const void *)it->base[term])[it->id].row;
 }
 
 #ifdef __cplusplus
