@@ -20,6 +20,10 @@
 
 use slotmap::{DefaultKey, SecondaryMap, SlotMap, SparseSecondaryMap};
 
+#[path = "../clock.rs"]
+mod clock;
+use clock::now_ns;
+
 const BENCH_SEED: u64 = 0x2026a4c;
 const IMPLS: [&str; 2] = ["secondary_map", "sparse_secondary_map"];
 const WORKS: [&str; NWORK] = ["add", "get", "update", "tags", "despawn", "sweep"];
@@ -109,45 +113,6 @@ fn plan_make(n: usize) -> Plan {
         k -= 1;
     }
     p
-}
-
-// ---- clock: bench_now_ns in bench_common.h --------------------------------
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-extern "C" {
-    fn clock_gettime(clk: i32, ts: *mut Timespec) -> i32;
-}
-
-const CLOCK_MONOTONIC: i32 = 1;
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-fn clock_id() -> i32 {
-    static mut CLK: i32 = -1;
-    // SAFETY: the program has one thread; CLK is set once, before use.
-    unsafe {
-        if CLK < 0 {
-            let thread = std::env::var("ARK_BENCH_CLOCK").map_or(false, |v| v == "thread");
-            CLK = if thread { CLOCK_THREAD_CPUTIME_ID } else { CLOCK_MONOTONIC };
-        }
-        CLK
-    }
-}
-
-/// Now, in nanoseconds: monotonic wall time, or the thread's CPU time
-/// with ARK_BENCH_CLOCK=thread.
-#[inline]
-fn now_ns() -> u64 {
-    let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid timespec for clock_gettime to fill.
-    unsafe {
-        clock_gettime(clock_id(), &mut ts);
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn per(t0: u64, t1: u64, n: usize) -> f64 {
