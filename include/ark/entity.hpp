@@ -599,14 +599,8 @@ template <class E> class tag {
         if (s_ == nullptr) {
             return;
         }
-        /* ark_idset_destroy on a set still attached leaves its membership
-         * bits allocated (src/entity.c, tags_destroyed): detach first,
-         * which frees them. The bits exist exactly while the set is
-         * attached (the pool's destruction frees them and detaches), so
-         * they say whether e_ may still be used. */
-        if (ark__idset_view_of(s_)->present != nullptr) {
-            ark_pool_detach_idset(e_, s_);
-        }
+        /* Destroying a set detaches it from its pool, if it still has
+         * one (the pool may be gone: e_ is not used). */
         ark_idset_destroy(s_);
         s_ = nullptr;
     }
