@@ -84,9 +84,11 @@ static ark_status tags_cover(ark_idset *s, const ark_pool *p) {
     return ARK_OK;
 }
 
-/* ark_idset_destroy on an attached set. */
+/* ark_idset_destroy on an attached set: off the pool's list, and its
+ * membership bits freed. */
 static void tags_destroyed(void *ctx, ark_idset *s) {
     ark__slots_detach(ctx, s);
+    tags_detach(s);
 }
 
 /* Whether every id of s is an entity of p that is live, or marked by
