@@ -19,7 +19,7 @@
 
 /* A small index space keeps every container's storage small, and each of
  * the thousands of loads below quick. */
-#define SNAP_INDEX_BITS 7
+#define SNAP_INDEX_BITS 6
 #define SNAP_GEN_BITS 4
 
 /* A world with some of everything a snapshot carries: removed entities
@@ -28,15 +28,15 @@
 static int build_saved_world(ew *w, const ark_allocator *a) {
     ew_init(w, SNAP_INDEX_BITS, SNAP_GEN_BITS);
     REQ(ew_create(w, a));
-    for (uint64_t k = 0; k < 60; k++) {
+    for (uint64_t k = 0; k < 36; k++) {
         REQ(ew_spawn(w, k * 11, k % 2 == 0, k % 3 != 1, (unsigned)(k % 4),
                      NULL));
     }
-    for (uint64_t k = 0; k < 60; k += 4) {
+    for (uint64_t k = 0; k < 36; k += 4) {
         REQ(ark_pool_remove(w->units, w->known[k]) == ARK_OK);
     }
-    /* Past the 127 indices: freed ones come back at newer generations. */
-    for (uint64_t k = 0; k < 100; k++) {
+    /* Past the 63 indices: freed ones come back at newer generations. */
+    for (uint64_t k = 0; k < 60; k++) {
         ark_handle h;
         REQ(ew_spawn(w, k, k % 5 == 0, k % 7 == 0, k % 3 == 0 ? 2 : 0, &h));
         if (k % 3 != 0) {
