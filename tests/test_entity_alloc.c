@@ -255,8 +255,10 @@ static int build_spaced(ew *w, const ark_allocator *a, void *p) {
         uint64_t v = j;
         REQ(ark_pool_insert_at(w->units, h, &v) == ARK_OK);
         ew_know(w, h);
-        if (j % 16 == 0) {
+        /* a few components (pos stays small), and the target's */
+        if ((j < 64 && j % 4 == 0) || (j == arg->target && j != 0)) {
             REQ(ark_pool_insert_at(w->pos, h, &(ew_pos){j, j}) == ARK_OK);
+            REQ(ark_table_insert_at(w->vel, h, NULL) == ARK_OK);
         }
         for (int t = 0; t < EW_TAGS; t++) {
             REQ(ark_pool_tag(w->units, w->tag[t], h) == ARK_OK);
