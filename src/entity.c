@@ -46,6 +46,10 @@ static ark_status tags_remove_ids(void *c, const uint32_t *ids, size_t n) {
     return ark_idset_remove_sorted(c, ids, n);
 }
 
+static ark_status tags_prepare_ids(void *c, const uint32_t *ids, size_t n) {
+    return ark__idset_remove_sorted_prepare(c, ids, n);
+}
+
 static void tags_clear(void *c) { ark__idset_free_all(c); }
 
 static void tags_detach(void *c) {
@@ -84,7 +88,8 @@ static ark_status tags_cover(ark_idset *s, const ark_pool *p) {
     return ARK_OK;
 }
 
-/* ark_idset_destroy on an attached set: leave the pool, free the bits. */
+/* ark_idset_destroy on an attached set: off the pool's list, and its
+ * membership bits freed. */
 static void tags_destroyed(void *ctx, ark_idset *s) {
     ark__slots_detach(ctx, s);
     tags_detach(s);
@@ -131,9 +136,9 @@ ark_status ark_pool_attach_idset(ark_pool *entities, ark_idset *tags) {
     if (st != ARK_OK) {
         return st;
     }
-    ark__slots_attached a = {tags,        tags_prepare, tags_remove_ids,
-                             tags_remove, tags_clear,   tags_detach,
-                             true};
+    ark__slots_attached a = {tags,        tags_prepare,    tags_remove_ids,
+                             tags_remove, tags_clear,      tags_detach,
+                             true,        tags_prepare_ids};
     st = tags_cover(tags, entities);
     if (st == ARK_OK) {
         st = ark__slots_attach(&entities->s, &a);

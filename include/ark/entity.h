@@ -38,19 +38,22 @@
  * set.
  *
  * Removal. Removing an entity (remove, remove_later + flush, clear)
- * removes its ids from every attached id set (remove, or a remove a hook
- * asks for: when the removal starts; remove_later: at the flush, in one
- * sorted pass per set, while ark_pool_has_tag and queries skip the marked
- * entity at once), then runs its on_remove (its components still
- * readable), then removes its element from every keyed container, each
- * with that container's on_remove, while the entity's handle still
- * resolves. Each of these runs exactly once per
- * entity. Hooks may call back into any container involved: a removal a
- * hook asks for in a container whose hook is running is carried out right
- * after, as ark_pool_remove describes. A component marked with
- * remove_later is left to its container's flush. A new entity at a reused
- * index never finds an old component or tag: the slot's generation
- * differs, and the removal emptied it.
+ * removes its ids from every attached id set when the removal starts
+ * (remove, or a remove a hook asks for; for remove_later, at the flush,
+ * the ids of all the marked entities before any of their hooks runs:
+ * until then a set still holds a marked entity's id, though
+ * ark_pool_has_tag is false for it; clear empties the sets once its hooks
+ * have run), then runs its on_remove (its components still readable),
+ * then removes its element from every keyed container, each with that
+ * container's on_remove, while the entity's handle still resolves (but
+ * for a container whose own hook is running at that moment: its element
+ * goes right after that hook, when the entity may be gone). Each of these
+ * runs exactly once per entity. Hooks may call back into any
+ * container involved: a removal a hook asks for in a container whose hook
+ * is running is carried out right after, as ark_pool_remove describes. A
+ * component marked with remove_later is left to its container's flush. A
+ * new entity at a reused index never finds an old component or tag: the
+ * slot's generation differs, and the removal emptied it.
  *
  * Queries. An ark_query names terms: components an entity must have
  * (with), must not have (without), tags it must or must not carry. Its

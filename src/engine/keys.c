@@ -36,8 +36,8 @@ ark_status ark__slots_init_keyed(ark__slots *s, ark__slots *keys) {
     s->seal_lo = keys->seal_lo;
     memcpy(s->seal_keys, keys->seal_keys, sizeof s->seal_keys);
     ark__slots_refresh_fast(s);
-    ark__slots_attached a = {s,    NULL,         NULL, keyed_cascade,
-                             NULL, keyed_detach, false};
+    ark__slots_attached a = {s,    NULL,         NULL,  keyed_cascade,
+                             NULL, keyed_detach, false, NULL};
     return ark__slots_attach(keys, &a);
 }
 
@@ -163,7 +163,16 @@ ark_status ark__slots_untag_batch(ark__slots *k, size_t from, size_t to) {
         return ARK_ENOMEM;
     }
     sort_ids(k, from, n, ids);
+    /* Every set first takes what its removal may need, so that no set
+     * loses the batch's ids unless all do: a batch left marked keeps its
+     * tags in every set. */
     ark_status st = ARK_OK;
+    for (size_t j = 0; j < k->nattached && st == ARK_OK; j++) {
+        const ark__slots_attached *a = &k->attached[j];
+        if (a->tag && a->prepare_ids != NULL) {
+            st = a->prepare_ids(a->c, ids, n);
+        }
+    }
     for (size_t j = 0; j < k->nattached && st == ARK_OK; j++) {
         const ark__slots_attached *a = &k->attached[j];
         if (a->tag && a->remove_ids != NULL) {

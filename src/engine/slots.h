@@ -100,6 +100,9 @@ typedef struct ark__slots_attached {
     void (*detach)(void *c);
     bool tag; /* an id set: emptied of an entity's id when the removal of
                  the entity starts, not when it ends */
+    /* Make remove_ids(c, ids, n) unable to fail, as prepare does for one
+     * id, or NULL. Errors: ARK_ENOMEM (c unchanged). */
+    ark_status (*prepare_ids)(void *c, const uint32_t *ids, size_t n);
 } ark__slots_attached;
 
 typedef struct ark__slots {

@@ -280,6 +280,12 @@ size_t ark__idset_take_front(ark_idset *s, size_t k, unsigned j);
  * ARK_ENOMEM (the ids are unchanged). */
 ark_status ark__idset_remove_prepare(ark_idset *s, uint32_t id);
 
+/* Take the nodes ark_idset_remove_sorted(s, ids, n) may need, so that it
+ * cannot fail until s changes (sweep.c). Errors: ARK_ENOMEM (the ids are
+ * unchanged). */
+ark_status ark__idset_remove_sorted_prepare(ark_idset *s, const uint32_t *ids,
+                                            size_t n);
+
 /* ---- nodes, buddies, headers, the list of groups (node.c) ------------- */
 
 int ark__idset_shares(const ark_idset *s, size_t k);

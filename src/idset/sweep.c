@@ -214,6 +214,39 @@ static void sweep_forward(ark_idset *s, size_t k0, const uint32_t *ids,
     }
 }
 
+/* How the sweep of the sorted batch ids[0, n) runs: backwards from group
+ * *k (the one holding the last batch id), or forwards from it (the one
+ * holding the first), and the nodes it needs. False when every batch id
+ * is above every id held: nothing to do. Groups before the one holding
+ * the first batch id and after the one holding the last keep their ids;
+ * the sweep rewrites the groups between the batch and the nearer end. */
+static bool sweep_plan(const ark_idset *s, const uint32_t *ids, size_t n,
+                       int *back, size_t *k, size_t *need) {
+    size_t p0 = ark_idset_lower_bound(s, ids[0]);
+    if (p0 >= s->v.count) {
+        return false;
+    }
+    size_t p1 = ark_idset_lower_bound(s, ids[n - 1]), ng = s->v.ngroups;
+    unsigned j;
+    size_t k0 = locate(s, p0, &j);
+    size_t k1 = p1 < s->v.count ? locate(s, p1, &j) : ng - 1;
+    *back = k1 + 1 < ng - k0;
+    *k = *back ? k1 : k0;
+    *need = *back ? sweep_back_need(s, k1, n) : sweep_need(s, k0, n);
+    return true;
+}
+
+ark_status ark__idset_remove_sorted_prepare(ark_idset *s, const uint32_t *ids,
+                                            size_t n) {
+    int back;
+    size_t k, need;
+    if (n == 0 || ids == NULL || !is_sorted(ids, n) ||
+        !sweep_plan(s, ids, n, &back, &k, &need)) {
+        return ARK_OK; /* nothing to take (remove_sorted reports a bad batch) */
+    }
+    return ark__idset_acquire(s, need, s->v.ngroups);
+}
+
 ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
                                    size_t n) {
     assert(s != NULL);
@@ -224,26 +257,18 @@ ark_status ark_idset_remove_sorted(ark_idset *s, const uint32_t *ids,
     if (ids == NULL || !is_sorted(ids, n)) {
         return ARK_EINVAL;
     }
-    /* Groups before the one holding the first batch id (k0) and after the
-     * one holding the last (k1) keep their ids; the sweep rewrites the
-     * groups between the batch and the nearer end. */
-    size_t p0 = ark_idset_lower_bound(s, ids[0]);
-    if (p0 >= s->v.count) {
+    int back;
+    size_t k, need;
+    if (!sweep_plan(s, ids, n, &back, &k, &need)) {
         return ARK_OK;
     }
-    size_t p1 = ark_idset_lower_bound(s, ids[n - 1]), ng = s->v.ngroups;
-    unsigned j;
-    size_t k0 = locate(s, p0, &j);
-    size_t k1 = p1 < s->v.count ? locate(s, p1, &j) : ng - 1;
-    int back = k1 + 1 < ng - k0;
-    size_t need = back ? sweep_back_need(s, k1, n) : sweep_need(s, k0, n);
-    if (ark__idset_acquire(s, need, ng) != ARK_OK) {
+    if (ark__idset_acquire(s, need, s->v.ngroups) != ARK_OK) {
         return ARK_ENOMEM;
     }
     if (back) {
-        sweep_backward(s, k1, ids, n);
+        sweep_backward(s, k, ids, n);
     } else {
-        sweep_forward(s, k0, ids, n);
+        sweep_forward(s, k, ids, n);
     }
     ark__idset_node_trim(s);
     for (size_t i = 0; i < n && s->v.present != NULL; i++) {
