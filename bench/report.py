@@ -22,10 +22,15 @@ if not). --charts writes one PNG per workload (gnuplot; skipped with a
 message without it). The machine and toolchain lines come from the .env
 file run.sh writes beside the CSV.
 
+The entities section also gets a table of its own (in --md and --doc):
+per workload and n, every implementation's ns and its value / the best
+peer's (sparse_set, secondary_map, sparse_secondary_map), and on update
+ark_pool's and ark_table's value / the arrays floor's.
+
 --doc writes the file the repository keeps (make bench-doc): the run's
 date, machine, compilers and flags, the headline tables "ark vs the best
-peer", the targets, one summary table per section and a few charts
-(--doc-charts, the handful named in DOC_CHARTS). --headlines prints the
+peer", the targets, the entities table, one summary table per section
+and a few charts (--doc-charts, the handful named in DOC_CHARTS). --headlines prints the
 headline tables alone (README copies them). Nothing else is written: the
 script never edits README.
 
@@ -83,6 +88,12 @@ LABELS = {
     ("idmap", "iterate_rand"): "iterate, random keys",
     ("idmap", "remove_seq"): "remove, keys 0..n-1",
     ("idmap", "remove_rand"): "remove, random keys",
+    ("entities", "add"): "add a component to every entity",
+    ("entities", "get"): "get a component, random order",
+    ("entities", "update"): "update: position += velocity, half the entities",
+    ("entities", "tags"): "visit the entities with both tags (9%)",
+    ("entities", "despawn"): "despawn 10%, components and tags with them",
+    ("entities", "sweep"): "sweep: mark 10%, then remove them in one go",
 }
 # The idset workloads are named B<k>_<what>_<distribution>.
 IDSET_WHAT = {
@@ -144,6 +155,9 @@ PEER_NAMES = {
     "flat": "sorted array",
     "croaring": "CRoaring",
     "judy": "Judy1",
+    "sparse_set": "sparse set (EnTT design)",
+    "secondary_map": "Rust SecondaryMap",
+    "sparse_secondary_map": "Rust SparseSecondaryMap",
 }
 
 
@@ -154,7 +168,19 @@ def peer_name(impl):
 # Implementations that are a floor, not a peer: they keep no handles at
 # all (an index into a plain array). The headline tables leave them out
 # of "best peer"; every other table shows them.
-FLOORS = {("pool", "array"), ("pool", "go_slice")}
+FLOORS = {("pool", "array"), ("pool", "go_slice"), ("entities", "arrays")}
+
+# A section with several ark implementations names the one its ratios,
+# checksums and headline rows take (otherwise: the implementation named
+# ark, or the first ark_<x> of the CSV).
+SECTION_REF = {"entities": "ark_pool"}
+
+# The entities section's own table (entities_table): its ark
+# implementations, its peers, its floor, and its workloads in order.
+ENTITIES_ARK = ("ark_pool", "ark_table")
+ENTITIES_PEERS = ("sparse_set", "secondary_map", "sparse_secondary_map")
+ENTITIES_FLOOR = "arrays"
+ENTITIES_WORKLOADS = ("add", "get", "update", "tags", "despawn", "sweep")
 
 # The headline tables: per section, the workloads a newcomer asks about,
 # each at the largest n the run measured.
@@ -170,6 +196,8 @@ HEADLINES = [
     ("idset", "the id set against a sorted array, CRoaring and Judy (dense ids)", [
         "B1_at_tput_D1", "B4_lb_tput_D1", "B8_iter_D1", "B7_batch_1pct_D1",
         "B5_insert_D1", "B6_remove_D1", "B9_mem_fresh_D1"]),
+    ("entities", "entities in keyed pools against a sparse set and slotmap's "
+     "secondary maps", list(ENTITIES_WORKLOADS)),
 ]
 
 # README's one compact table (report.py --compact prints it): section,
@@ -193,6 +221,12 @@ COMPACT = [
     ("idset", "B4_lb_tput_D1", None, "idset: lower_bound"),
     ("idset", "B8_iter_D1", None, "idset: iterate"),
     ("idset", "B5_insert_D1", None, "idset: insert one id"),
+    ("entities", "add", None, "entities: add a component"),
+    ("entities", "get", None, "entities: get a component, random order"),
+    ("entities", "update", None, "entities: update (position += velocity)"),
+    ("entities", "tags", None, "entities: visit those with two tags"),
+    ("entities", "despawn", None, "entities: despawn 10%"),
+    ("entities", "sweep", None, "entities: sweep 10% (mark, then remove)"),
 ]
 
 # The charts docs/benchmarks.md shows (section, workload); each at the
@@ -282,7 +316,8 @@ def group(rows):
 def annotate(rs):
     """Add ratio (ark's value / this row's value: below 1, ark is faster
     or smaller) and agreement against the reference row, if any."""
-    ref = next((r for r in rs if r["impl"] == REFERENCE), None)
+    want = SECTION_REF.get(rs[0]["section"], REFERENCE) if rs else REFERENCE
+    ref = next((r for r in rs if r["impl"] == want), None)
     if ref is None:  # a section may name its ark implementation ark_<x>
         ref = next((r for r in rs if r["impl"].startswith(REFERENCE)), None)
     for r in rs:
@@ -642,6 +677,67 @@ def headline_tables(groups, rows):
     return out
 
 
+def entities_table(groups, level="###"):
+    """The entities section on its own: for each workload and n, every
+    implementation's value and, in brackets, its value / the best peer's
+    (the fastest of ENTITIES_PEERS), and on update ark / the arrays floor."""
+    items = groups.get("entities")
+    if not items:
+        return []
+    seen = impl_order([r for _, rs in items for r in rs])
+    cols = [i for i in ENTITIES_ARK + ENTITIES_PEERS if i in seen]
+    cols += [i for i in seen if i not in cols and i != ENTITIES_FLOOR]
+    arks = [i for i in ENTITIES_ARK if i in seen]
+    floor = ENTITIES_FLOOR in seen
+    order = {w: k for k, w in enumerate(ENTITIES_WORKLOADS)}
+    items = sorted(items, key=lambda it: (order.get(it[0][0], len(order)),
+                                          it[0][0], it[0][1]))
+    out = ["%s Entities: ark against the best peer\n" % level,
+           "ns per entity (update and tags: per matching entity). In "
+           "brackets: the value / the best peer's, the best peer being the "
+           "fastest of %s; below 1, faster than every peer. `%s` is the "
+           "floor of the update loop (two plain arrays of just the matching "
+           "entities' components), not a peer; `!` = checksum disagrees "
+           "with %s's.\n" % (", ".join(ENTITIES_PEERS), ENTITIES_FLOOR,
+                              SECTION_REF["entities"])]
+    head = ["workload", "n"] + cols + ["best peer"]
+    if floor:
+        head += [ENTITIES_FLOOR] + ["%s / %s" % (i, ENTITIES_FLOOR) for i in arks]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|---|---:|" + "---:|" * len(cols) + "---|"
+               + ("---:|" * (1 + len(arks)) if floor else ""))
+    for (wl, n, unit), rs in items:
+        annotate(rs)
+        by = {r["impl"]: r for r in rs}
+        peers = [by[i] for i in ENTITIES_PEERS if i in by]
+        best = min(peers, key=lambda r: (r["value"], r["impl"])) if peers else None
+        cells = []
+        for impl in cols:
+            r = by.get(impl)
+            if r is None:
+                cells.append("")
+                continue
+            c = num(r["value"])
+            if best is not None and best["value"]:
+                c += " (%s)" % ratio_text(r["value"] / best["value"])
+            if r["agree"] is False:
+                c += " !"
+            cells.append(c)
+        cells.append(peer_name(best["impl"]) if best else "—")
+        if floor:
+            f = by.get(ENTITIES_FLOOR)
+            if f is None or not f["value"]:
+                cells += [""] * (1 + len(arks))
+            else:
+                cells.append(num(f["value"]) + (" !" if f["agree"] is False else ""))
+                cells += [ratio_text(by[i]["value"] / f["value"]) if i in by
+                          else "—" for i in arks]
+        out.append("| %s | %s | %s |" % (label("entities", wl),
+                                          "{:,}".format(n), " | ".join(cells)))
+    out.append("")
+    return out
+
+
 def compact_table(groups, rows):
     """README's table: one row per COMPACT entry, at the largest n."""
     accepts = stale_acceptors(rows)
@@ -709,6 +805,7 @@ def doc_text(env, groups, rows, results, made, img_rel, source):
         out.append("")
     out += ["## Targets", ""]
     out += targets_digest(results)
+    out += entities_table(groups, level="##")
     out += ["## Every workload", "",
             "One table per section (idset at its largest size only; the full "
             "report `make bench` writes to `build/bench/results/latest.md` "
@@ -782,6 +879,7 @@ def main():
     md += ["- " + line for line in env] + [""]
     md += ["## ark vs the best peer", ""] + headline_tables(groups, rows)
     md += targets_table(results)
+    md += entities_table(groups, level="##")
     md += ["## Summary", ""] + summary_tables(groups)
     md += detail_tables(groups)
     if made:

@@ -104,6 +104,13 @@ ENV_LINES=(
     "go: $(first_line $GO version || echo none)"
     "flags: C/C++ $FLAGS (no -march=native); Rust release, lto, codegen-units=1; Go default"
 )
+# ARK_BENCH_CLOCK=thread (bench_common.h, bench/rust/src/clock.rs): the C,
+# C++ and Rust programs time with the thread's CPU clock instead.
+if [ "${ARK_BENCH_CLOCK:-}" = thread ]; then
+    ENV_LINES+=("clock: thread CPU time (ARK_BENCH_CLOCK=thread; Go peers: wall time)")
+else
+    ENV_LINES+=("clock: monotonic wall time")
+fi
 echo "# ark benchmarks"
 printf '# %s\n' "${ENV_LINES[@]}"
 

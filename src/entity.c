@@ -84,9 +84,10 @@ static ark_status tags_cover(ark_idset *s, const ark_pool *p) {
     return ARK_OK;
 }
 
-/* ark_idset_destroy on an attached set. */
+/* ark_idset_destroy on an attached set: leave the pool, free the bits. */
 static void tags_destroyed(void *ctx, ark_idset *s) {
     ark__slots_detach(ctx, s);
+    tags_detach(s);
 }
 
 /* Whether every id of s is an entity of p that is live, or marked by
@@ -308,7 +309,8 @@ static uint64_t query_word(const ark_query *q, uint64_t w) {
 }
 
 /* Point the pool terms at the elements of word w (a candidate there has
- * every `with` pool term's bit, so their storage covers the word). */
+ * every `with` pool term's bit, so their storage covers the word), and
+ * the table terms at their slot arrays. */
 static void enter_word(ark_query_iter *it, uint64_t w) {
     const ark_query *q = it->q;
     it->word = w;
@@ -317,11 +319,14 @@ static void enter_word(ark_query_iter *it, uint64_t w) {
             const ark__slots_view *v = &((const ark_pool *)q->c[k])->view.slots;
             it->base[k] = ark__slots_at(v, w << 6) + v->data_off;
             it->stride[k] = v->stride;
+        } else if (q->kind[k] == ARK__QUERY_TABLE) {
+            it->base[k] = ((const ark_table *)q->c[k])->view.slots.flat;
         }
     }
 }
 
-void ark__query_step(ark_query_iter *it) {
+/* ark__query_step on the iterator in place. */
+static void step(ark_query_iter *it) {
     const ark_query *q = it->q;
     if (*it->epoch_at != it->epoch) {
         /* Something was removed (or, with no term, may have been): the
@@ -329,6 +334,7 @@ void ark__query_step(ark_query_iter *it) {
         it->epoch = it->fast ? *it->epoch_at : UINT64_MAX;
         if (it->word < it->words) {
             it->bits &= query_word(q, it->word);
+            enter_word(it, it->word); /* a table's slots may have moved */
         }
     }
     while (it->bits == 0) {
@@ -349,8 +355,14 @@ void ark__query_step(ark_query_iter *it) {
     it->bits = bits & (bits - 1);
 }
 
-void ark__query_start(ark_query_iter *it, const ark_query *q) {
+ark_query_iter ark__query_step(ark_query_iter it) {
+    step(&it);
+    return it;
+}
+
+ark_query_iter ark__query_start(const ark_query *q) {
     assert(q != NULL && q->entities != NULL);
+    ark_query_iter iter, *it = &iter;
     memset(it, 0, sizeof *it);
     it->q = q;
     it->more = true;
@@ -362,5 +374,6 @@ void ark__query_start(ark_query_iter *it, const ark_query *q) {
     it->epoch_at = &ev->slots.epoch;
     it->epoch = it->fast ? *it->epoch_at : UINT64_MAX;
     it->word = UINT64_MAX; /* the walk enters word 0 next */
-    ark__query_step(it);
+    step(it);
+    return iter;
 }

@@ -213,6 +213,9 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
     memset((char *)slots + old, 0, bytes - old);
     ark__free(&t->s.alloc, v->flat, old);
     v->flat = (char *)slots;
+    if (t->s.keys != NULL) {
+        t->s.keys->v->epoch++; /* queries hold the old array */
+    }
     v->nflat = ncap;
     v->cap = ncap;
     return ARK_OK;
@@ -649,8 +652,28 @@ ark_status ark_table_validate(const ark_table *t) {
     return ark__table_validate(t, false);
 }
 
+/* A keyed table's presence bits: set exactly for the live slots. */
+static bool present_valid(const ark_table *t) {
+    const ark__table_slot *slots = ark__table_slots(t);
+    uint64_t cap = t->view.slots.cap;
+    if (t->present_words * 64 < cap) {
+        return false;
+    }
+    for (uint64_t i = 0; i < (uint64_t)t->present_words * 64; i++) {
+        bool bit = (t->present[i >> 6] >> (i & 63) & 1) != 0;
+        if (bit != (i < cap && slots[i].stamp != 0 && i != t->s.dying)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 ark_status ark__table_validate(const ark_table *t, bool all_padding) {
     assert(t != NULL);
+    if (t->s.keyed != (t->present != NULL) ||
+        (t->present != NULL && !present_valid(t))) {
+        return ARK_ECORRUPT;
+    }
     ark_status st = validate_rows(t);
     if (st == ARK_OK) {
         st = ark__slots_validate(&t->s, NULL);

@@ -11,8 +11,15 @@
  * - ark::pool<T>: typed elements of ANY type. Constructors run in place
  *   (insert copies, emplace forwards), destructors run exactly once when
  *   the element leaves the pool: by remove, by flush (for remove_later),
- *   by clear and by the pool's destructor. Trivially destructible types
- *   install no removal hook at all.
+ *   by clear and by the pool's destructor. A pool may also take a removal
+ *   hook of the caller's (any callable, by pointer: how the hook reaches
+ *   other containers), run before ~T. A trivially destructible T without
+ *   one installs no removal hook at all.
+ * - Entities (ark/entity.hpp): any pool<E> holds entities; components<C,
+ *   E> and keyed_table<E> hold data keyed by handle<E>, tag<E> marks
+ *   entities, and ark::view(pos, vel) walks the entities that have every
+ *   component, yielding (handle<E>, C &...) for structured bindings.
+ *   Removing an entity removes its components and tags.
  * - ark::table (typed column pointers), ark::idset, ark::idmap (STL-like
  *   names), ark::ref_ptr<T>, ark::refvec<T> and ark::refmap<T> (Cocos2d-x
  *   Vector / Map counting: adding retains, removing releases, a copy
@@ -41,6 +48,7 @@
 #define ARK_ARK_HPP
 
 /* One header per module; include only the ones you use if you prefer. */
+#include "ark/entity.hpp"
 #include "ark/handle.hpp"
 #include "ark/idmap.hpp"
 #include "ark/idset.hpp"

@@ -38,11 +38,13 @@
  * set.
  *
  * Removal. Removing an entity (remove, remove_later + flush, clear)
- * removes its ids from every attached id set when the removal starts
- * (remove, remove_later, or a remove a hook asks for), then runs its
- * on_remove (its components still readable), then removes its element
- * from every keyed container, each with that container's on_remove, while
- * the entity's handle still resolves. Each of these runs exactly once per
+ * removes its ids from every attached id set (remove, or a remove a hook
+ * asks for: when the removal starts; remove_later: at the flush, in one
+ * sorted pass per set, while ark_pool_has_tag and queries skip the marked
+ * entity at once), then runs its on_remove (its components still
+ * readable), then removes its element from every keyed container, each
+ * with that container's on_remove, while the entity's handle still
+ * resolves. Each of these runs exactly once per
  * entity. Hooks may call back into any container involved: a removal a
  * hook asks for in a container whose hook is running is carried out right
  * after, as ark_pool_remove describes. A component marked with

@@ -8,6 +8,8 @@
 
 #include "ark/handle.hpp"
 
+#include <optional>
+
 namespace ark {
 
 /* ---- idmap ----------------------------------------------------------------
@@ -59,7 +61,18 @@ class idmap {
         assert(m_ != nullptr);
         return last_ = ark_idmap_put(m_, key, value);
     }
-    /* Return true and store key's value in *value when present. */
+    /* Return key's value, or std::nullopt when absent. */
+    std::optional<uint64_t> get(uint64_t key) const noexcept {
+        assert(m_ != nullptr);
+        uint64_t v = 0;
+        if (ark_idmap_get(m_, key, &v)) {
+            return v;
+        }
+        return std::nullopt;
+    }
+    /* Return true and store key's value in *value (if value is not NULL)
+     * when present. The first form, kept for existing code: get(key)
+     * returns a std::optional, find(key) a pointer. */
     bool get(uint64_t key, uint64_t *value) const noexcept {
         assert(m_ != nullptr);
         return ark_idmap_get(m_, key, value);

@@ -15,7 +15,8 @@ namespace ark {
 
 /*
  * What a pool is created with: ark_pool_config minus what the type fixes
- * (elem_size = sizeof(T), elem_align = alignof(T), on_remove = ~T). Zero
+ * (elem_size = sizeof(T), elem_align = alignof(T)) and the removal hook
+ * (~T, plus the caller's hook given to the constructor). Zero
  * fields take the C defaults, so `ark::pool_options{}` is complete and
  * `ark::pool_options o; o.index_bits = 20; o.gen_bits = 12;` gives 32-bit
  * handles.
@@ -41,6 +42,50 @@ template <class T> void destroy_elem(void *elem, ark_handle, void *) {
     static_cast<T *>(elem)->~T();
 }
 
+/* The C removal hook of a container of T addressed by handle<K> that has a
+ * user's hook H: (*user)(handle, element), then ~T. noexcept: an exception
+ * must not unwind through the C library (it ends in std::terminate). */
+template <class T, class K, class H>
+void hook_then_destroy(void *elem, ark_handle h, void *user) noexcept {
+    T &e = *static_cast<T *>(elem);
+    (*static_cast<H *>(user))(handle<K>(h), e);
+    if constexpr (!std::is_trivially_destructible_v<T>) {
+        e.~T();
+    }
+}
+
+/* What a container of T addressed by handle<K> gives the C config as its
+ * removal hook: the user's hook then ~T, ~T alone, or nothing. */
+struct c_hook {
+    void (*fn)(void *elem, ark_handle h, void *user) = nullptr;
+    void *user = nullptr;
+};
+
+template <class T, class K> c_hook make_hook() noexcept {
+    c_hook c;
+    if constexpr (!std::is_trivially_destructible_v<T>) {
+        c.fn = &destroy_elem<T>;
+    }
+    return c;
+}
+
+template <class T, class K, class H> c_hook make_hook(H *hook) noexcept {
+    static_assert(std::is_object_v<H>,
+                  "ark: a removal hook is given as a pointer to a callable "
+                  "object (a lambda, a struct with operator()), which is "
+                  "what reaches the user's data");
+    static_assert(std::is_invocable_v<H &, handle<K>, T &>,
+                  "ark: the removal hook must be callable as "
+                  "hook(ark::handle<K>, T &)");
+    if (hook == nullptr) {
+        return make_hook<T, K>();
+    }
+    c_hook c;
+    c.fn = &hook_then_destroy<T, K, H>;
+    c.user = const_cast<std::remove_const_t<H> *>(hook);
+    return c;
+}
+
 } // namespace detail
 
 /*
@@ -52,10 +97,12 @@ template <class T> void destroy_elem(void *elem, ark_handle, void *) {
  * (elements are never copied or moved by the pool: addresses are stable)
  * and its destructor runs exactly once, from the pool's removal hook, when
  * the element is removed (remove), swept (flush after remove_later),
- * cleared (clear) or the pool is destroyed. A destructor may call remove,
- * remove_later, insert and get on the same pool (see pool.h, "Removal
- * hooks"). With exceptions enabled, a constructor that throws releases its
- * slot (without running ~T) and the exception propagates; the pool itself
+ * cleared (clear) or the pool is destroyed. A pool may also be given a
+ * removal hook of the caller's, run with the element's handle right before
+ * ~T (the constructor taking on_remove). A destructor or hook may call
+ * remove, remove_later, insert and get on the same pool (see pool.h,
+ * "Removal hooks"). With exceptions enabled, a constructor that throws releases
+ * its slot (without running ~T) and the exception propagates; the pool itself
  * never throws.
  *
  * Move-only: moving transfers the C pool; the moved-from pool is empty
@@ -81,41 +128,45 @@ template <class T> class pool {
     /* Create a pool. On failure ok() is false and last_status() says why
      * (ARK_EINVAL for bad options, ARK_ENOMEM). */
     explicit pool(const pool_options &o) noexcept {
-        ark_pool_config cfg{};
-        cfg.elem_size = sizeof(T);
-        cfg.elem_align = alignof(T);
-        cfg.index_bits = o.index_bits;
-        cfg.gen_bits = o.gen_bits;
-        cfg.tag_bits = o.tag_bits;
-        cfg.tag = o.tag;
-        cfg.max_elements = o.max_elements;
-        cfg.seal_key = o.seal_key;
-        cfg.allocator = o.allocator;
-        if constexpr (!std::is_trivially_destructible_v<T>) {
-            cfg.on_remove = &detail::destroy_elem<T>;
-        }
-        last_ = ark_pool_create(&p_, &cfg);
-        if (last_ != ARK_OK) {
-            p_ = nullptr;
-        }
+        create(o, detail::make_hook<T, T>());
+    }
+
+    /*
+     * Create a pool whose removals also call (*on_remove)(handle, elem),
+     * right before ~T, for every element that leaves the pool: by remove,
+     * by flush (after remove_later), by clear and by the pool's
+     * destructor. on_remove points to any callable object (a lambda, a
+     * struct with operator()) invocable as hook(handle<T>, T &); it is how
+     * the hook reaches the caller's data (the C API's user pointer), and
+     * it must outlive the pool. The handle still resolves while the hook
+     * runs, and the hook may call remove, remove_later, insert and get on
+     * this pool and on any other container (see pool.h, "Removal hooks").
+     * It must not throw (std::terminate). A null on_remove installs none.
+     */
+    template <class H> pool(const pool_options &o, H *on_remove) noexcept {
+        create(o, detail::make_hook<T, T>(on_remove));
     }
 
     pool(const pool &) = delete;
     pool &operator=(const pool &) = delete;
 
-    pool(pool &&o) noexcept : p_(o.p_), last_(o.last_) { o.p_ = nullptr; }
+    pool(pool &&o) noexcept : p_(o.p_), last_(o.last_), hooked_(o.hooked_) {
+        o.p_ = nullptr;
+    }
 
     pool &operator=(pool &&o) noexcept {
         if (this != &o) {
             reset();
             p_ = o.p_;
             last_ = o.last_;
+            hooked_ = o.hooked_;
             o.p_ = nullptr;
         }
         return *this;
     }
 
-    /* Destroy every element (their destructors run), then the pool. */
+    /* Destroy every element (the hook and the destructors run), then the
+     * pool. */
     ~pool() { reset(); }
 
     /* Return true if the pool exists (creation succeeded, not moved from). */
@@ -403,9 +454,29 @@ template <class T> class pool {
         return handle_type(h);
     }
 
+    void create(const pool_options &o, detail::c_hook hook) noexcept {
+        ark_pool_config cfg{};
+        cfg.elem_size = sizeof(T);
+        cfg.elem_align = alignof(T);
+        cfg.index_bits = o.index_bits;
+        cfg.gen_bits = o.gen_bits;
+        cfg.tag_bits = o.tag_bits;
+        cfg.tag = o.tag;
+        cfg.max_elements = o.max_elements;
+        cfg.seal_key = o.seal_key;
+        cfg.allocator = o.allocator;
+        cfg.on_remove = hook.fn;
+        cfg.user = hook.user;
+        last_ = ark_pool_create(&p_, &cfg);
+        if (last_ != ARK_OK) {
+            p_ = nullptr;
+        }
+        hooked_ = hook.fn != nullptr;
+    }
+
     void reset() noexcept {
         if (p_ != nullptr) {
-            if constexpr (!std::is_trivially_destructible_v<T>) {
+            if (hooked_) {
                 ark_pool_clear(p_, true);
             }
             ark_pool_destroy(p_);
@@ -415,6 +486,7 @@ template <class T> class pool {
 
     ark_pool *p_ = nullptr;
     status last_ = ARK_OK;
+    bool hooked_ = false; /* a removal hook is installed */
 };
 
 } // namespace ark

@@ -169,9 +169,18 @@ class table {
     ark_table *c_table() const noexcept { return t_; }
 
   private:
-    void create(const size_t *sizes, size_t n,
-                const table_options &o) noexcept {
+    template <class E> friend class keyed_table;
+
+    /* A table keyed by an entity pool (ark::keyed_table<E>). */
+    table(const size_t *column_sizes, size_t ncolumns, const table_options &o,
+          ark_pool *keys) noexcept {
+        create(column_sizes, ncolumns, o, keys);
+    }
+
+    void create(const size_t *sizes, size_t n, const table_options &o,
+                ark_pool *keys = nullptr) noexcept {
         ark_table_config cfg{};
+        cfg.keys = keys;
         cfg.column_sizes = sizes;
         cfg.ncolumns = n;
         cfg.index_bits = o.index_bits;

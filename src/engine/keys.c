@@ -50,6 +50,8 @@ ark_status ark__slots_attach(ark__slots *k, const ark__slots_attached *a) {
     }
     k->attached = l;
     l[k->nattached++] = *a;
+    k->ntags += a->tag;
+    k->nhooked += !a->tag && ((const ark__slots *)a->c)->has_hook;
     ark__slots_refresh_fast(k);
     return ARK_OK;
 }
@@ -57,6 +59,9 @@ ark_status ark__slots_attach(ark__slots *k, const ark__slots_attached *a) {
 void ark__slots_detach(ark__slots *k, const void *c) {
     for (size_t j = 0; j < k->nattached; j++) {
         if (k->attached[j].c == c) {
+            const ark__slots_attached *a = &k->attached[j];
+            k->ntags -= a->tag;
+            k->nhooked -= !a->tag && ((const ark__slots *)a->c)->has_hook;
             memmove(k->attached + j, k->attached + j + 1,
                     (k->nattached - j - 1) * sizeof *k->attached);
             k->nattached--;
@@ -88,6 +93,9 @@ bool ark__slots_key_live(const ark__slots *k, ark_handle h) {
 }
 
 ark_status ark__slots_untag(ark__slots *k, ark_handle h) {
+    if (k->ntags == 0) {
+        return ARK_OK;
+    }
     /* Every set first takes what its removal may need, so the removals
      * after cannot fail: all or nothing. A callback only touches its own
      * set, so the list cannot change meanwhile. */

@@ -358,10 +358,33 @@ static void remove_now(ark__slots *s, uint64_t i, char *slot, bool hook) {
     finish(s, i, gen, hook);
 }
 
+ark_status ark__slots_remove_plain(ark__slots *k, uint64_t i, char *slot) {
+    uint32_t gen = *ark__slots_stamp(slot) - 1;
+    ark_handle h = ark__handle_make(&k->v->layout, i, gen);
+    ark__slots_prefetch(k, i);
+    ark_status st = ark__slots_untag(k, h);
+    if (st != ARK_OK) {
+        return st;
+    }
+    unlink_live(k, i);
+    for (size_t j = 0; j < k->nattached; j++) {
+        if (!k->attached[j].tag) {
+            ark__slots_keyed_remove(k->attached[j].c, h, false);
+        }
+    }
+    *ark__slots_stamp(slot) = 0;
+    k->ops->drop(k->owner, slot);
+    ark__slots_free(k, i, slot, gen);
+    return ARK_OK;
+}
+
 ark_status ark__slots_remove_slow(ark__slots *s, uint64_t i, char *slot) {
     if (!s->has_hook && s->nattached == 0) {
         remove_now(s, i, slot, false);
         return ARK_OK;
+    }
+    if (!s->has_hook && s->nhooked == 0 && !s->draining) {
+        return ark__slots_remove_plain(s, i, slot);
     }
     if (i == s->dying) {
         return ARK_OK; /* its removal is running: one on_remove only */
@@ -405,8 +428,15 @@ void ark__slots_keyed_remove(ark__slots *s, ark_handle h, bool hook) {
     if (ark__slots_find(s, h, &i, &slot) != ARK_OK || i == s->dying) {
         return; /* none, marked (its flush finishes it), or its hook runs */
     }
-    if (!hook) {
-        remove_now(s, i, slot, false); /* as discard: nothing to queue */
+    if (!hook || !s->has_hook) {
+        /* No hook to run, so nothing can call back: the element goes at
+         * once (as discard), with what remove_now and finish would do
+         * (the key space's epoch moved with its entity). */
+        s->ops->unlink(s->owner, i);
+        s->v->epoch++;
+        *ark__slots_stamp(slot) = 0;
+        s->ops->drop(s->owner, slot);
+        s->vacant++;
         return;
     }
     if (ark__slots_remove_slow(s, i, slot) == ARK_ENOMEM) {

@@ -137,6 +137,8 @@ typedef struct ark__slots {
     /* the containers attached to this key space */
     ark__slots_attached *attached;
     size_t nattached, attached_cap;
+    size_t ntags;   /* attached tag sets */
+    size_t nhooked; /* attached keyed containers with an on_remove */
 } ark__slots;
 
 /* What offset 4 of a retired slot holds: no free slot's next generation
@@ -433,6 +435,12 @@ ark_status ark__slots_untag(ark__slots *k, ark_handle h);
  * tag set attached to k, one sorted batch per set. Errors: ARK_ENOMEM
  * (some sets may have lost some of those ids; the entities stay marked). */
 ark_status ark__slots_untag_batch(ark__slots *k, size_t from, size_t to);
+
+/* The removal of live entity i of key space k (slot: its slot) when no
+ * hook can run (k's and its keyed containers' on_remove all unset) and k
+ * is not draining: its tags, then its elements, then its slot, in
+ * straight-line code. Errors: ARK_ENOMEM (untag; nothing changed). */
+ark_status ark__slots_remove_plain(ark__slots *k, uint64_t i, char *slot);
 
 /* Start loading the slots of entity i in every keyed container attached
  * to k (hints: their misses then overlap instead of following each other

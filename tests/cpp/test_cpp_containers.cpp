@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -243,6 +244,29 @@ TEST(idmap_every_function) {
         n++;
     }
     CHECK_EQ(n, 0);
+}
+
+/* get(key) returns a std::optional: a present 0 is not absence. */
+TEST(idmap_get_returns_optional) {
+    ark::idmap m;
+    CHECK(m.ok());
+    CHECK_OK(m.insert(7, 70));
+    CHECK_OK(m.insert(0, 0));
+    CHECK_OK(m.insert(UINT64_MAX, UINT64_MAX));
+    std::optional<uint64_t> v = m.get(7);
+    CHECK(v.has_value());
+    CHECK_EQ(*v, 70);
+    CHECK(m.get(0).has_value()); /* a present zero is not absence */
+    CHECK_EQ(m.get(0).value_or(5), 0);
+    CHECK_EQ(*m.get(UINT64_MAX), UINT64_MAX);
+    CHECK(!m.get(8).has_value());
+    uint64_t out = 1;
+    CHECK(m.get(7, &out)); /* the first form still works */
+    CHECK_EQ(out, 70);
+    CHECK(!m.get(8, &out));
+    CHECK_EQ(out, 70);
+    CHECK(m.erase(7));
+    CHECK(!m.get(7));
 }
 
 /* set_seed makes iteration order a function of the calls; take with a

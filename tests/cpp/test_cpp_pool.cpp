@@ -675,6 +675,139 @@ TEST(exc_throwing_constructor_inside_a_hook_releases_slot) {
 }
 #endif
 
+/* ---- pool<T>: the caller's removal hook ---------------------------------- */
+
+namespace {
+/* Counts of the hook calls a test makes, and what each saw. */
+struct hook_log {
+    std::vector<ark_handle> handles;
+    long live_at_call = -1; /* g_counts.live() when the hook ran last */
+    bool resolved = true;   /* the handle still named the element */
+};
+
+/* A hook that records each call and checks the element is still there:
+ * its handle resolves to it and ~T has not run yet. */
+struct recording_hook {
+    hook_log *log;
+    ark::pool<counted> *self;
+    void operator()(ark::handle<counted> h, counted &c) {
+        log->handles.push_back(h.raw());
+        log->live_at_call = g_counts.live();
+        if (self->get(h) != &c || c.name.empty()) {
+            log->resolved = false;
+        }
+    }
+};
+} // namespace
+
+/* The hook runs once per removal, before ~T, with the element's handle,
+ * by remove, flush, clear and the destructor; the handle resolves to the
+ * element while it runs. */
+TEST(pool_hook_runs_before_the_destructor) {
+    g_counts = counts{};
+    hook_log log;
+    {
+        recording_hook hook{&log, nullptr};
+        ark::pool<counted> p(ark::pool_options{}, &hook);
+        hook.self = &p;
+        CHECK(p.ok());
+        ark::handle<counted> h[6];
+        for (int i = 0; i < 6; i++) {
+            h[i] = p.emplace(i);
+            CHECK(h[i]);
+        }
+        CHECK(p.remove(h[0]));
+        CHECK_EQ(log.handles.size(), 1);
+        CHECK_EQ(log.handles[0], h[0].raw());
+        CHECK_EQ(log.live_at_call, 6); /* ~T had not run */
+        CHECK_EQ(g_counts.live(), 5);
+        CHECK(p.remove_later(h[1]));
+        CHECK_EQ(log.handles.size(), 1);
+        CHECK_EQ(p.flush(), 1);
+        CHECK_EQ(log.handles.size(), 2);
+        CHECK_EQ(log.handles[1], h[1].raw());
+        CHECK_EQ(log.live_at_call, 5);
+        CHECK(!p.remove(h[0])); /* once only */
+        CHECK_EQ(log.handles.size(), 2);
+        p.clear();
+        CHECK_EQ(log.handles.size(), 6);
+        CHECK_EQ(g_counts.live(), 0);
+        auto again = p.emplace(7);
+        CHECK(again);
+        CHECK(log.resolved);
+    }
+    CHECK_EQ(log.handles.size(), 7); /* the destructor ran it too */
+    CHECK(log.resolved);
+    CHECK_EQ(g_counts.live(), 0);
+}
+
+namespace {
+struct pet {
+    int owner_hp;
+};
+struct owner {
+    ark::handle<pet> pets[2];
+};
+} // namespace
+
+/* The trial's case: a unit's removal despawns its pets. The hook reaches
+ * the pets pool through what it captures, not through a global; a
+ * trivially destructible T with a hook still has it run by the
+ * destructor. */
+TEST(pool_hook_reaches_another_pool_without_a_global) {
+    ark::pool<pet> pets;
+    auto despawn = [&pets](ark::handle<owner>, owner &o) {
+        for (ark::handle<pet> p : o.pets) {
+            pets.remove(p);
+        }
+    };
+    static_assert(std::is_trivially_destructible_v<owner>);
+    {
+        ark::pool<owner> owners(ark::pool_options{}, &despawn);
+        CHECK(owners.ok());
+        ark::handle<owner> a =
+            owners.insert(owner{{pets.insert(pet{1}), pets.insert(pet{1})}});
+        ark::handle<owner> b =
+            owners.insert(owner{{pets.insert(pet{2}), pets.insert(pet{2})}});
+        CHECK(a && b);
+        CHECK_EQ(pets.size(), 4);
+        CHECK(owners.remove(a));
+        CHECK_EQ(pets.size(), 2);
+        for (pet &p : pets) {
+            CHECK_EQ(p.owner_hp, 2);
+        }
+        /* moving the pool keeps its hook: the hook is the lambda, not the
+         * wrapper */
+        ark::pool<owner> moved(std::move(owners));
+        CHECK(!owners.ok());
+        CHECK(moved.get(b) != nullptr);
+    }
+    CHECK_EQ(pets.size(), 0); /* ~pool ran the hook on b */
+}
+
+/* A null hook installs none; a const callable works. */
+TEST(pool_hook_null_and_const) {
+    g_counts = counts{};
+    {
+        recording_hook *none = nullptr;
+        ark::pool<counted> p(ark::pool_options{}, none);
+        CHECK(p.ok());
+        auto h = p.emplace(1);
+        CHECK(p.remove(h));
+        CHECK_EQ(g_counts.live(), 0); /* ~T still runs */
+    }
+    int calls = 0;
+    const auto counter = [&calls](ark::handle<vec2>, vec2 &) { calls++; };
+    {
+        ark::pool<vec2> p(ark::pool_options{}, &counter);
+        auto h = p.insert(vec2{3, 0});
+        p.insert(vec2{4, 0});
+        CHECK(p.remove(h));
+        CHECK_EQ(calls, 1);
+    }
+    CHECK_EQ(calls, 2);
+}
+
 /* ---- table -------------------------------------------------------------- */
 
 namespace {

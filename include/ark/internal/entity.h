@@ -9,7 +9,8 @@
  * table's or an attached id set's membership bits) and with the
  * complement of each `without` one. A keyed pool's slot i holds entity
  * i's element, so a pool term's elements for the 64 ids of a word are one
- * contiguous run: base + bit * stride. A step takes the next bit inline;
+ * contiguous run: base + bit * stride; a table term's base is its slot
+ * array, where the row is. A step takes the next bit inline;
  * entering a word, and looking at it again after the entity pool's epoch
  * moved (an entity, a component or a tag removed: removals during the
  * loop are never visited), are out of line (src/entity.c).
@@ -30,18 +31,18 @@ extern "C" {
 #define ARK__QUERY_KIND 3u
 #define ARK__QUERY_NOT 4u /* without */
 
-/* Fill it for a walk of q, at its first match or at the end. */
-ARK_API void ark__query_start(ark_query_iter *it, const ark_query *q);
+/* An iterator for a walk of q, at its first match or at the end. */
+ARK_API ark_query_iter ark__query_start(const ark_query *q);
 
 /* A step past the inline one: look at the word again if the entity pool
- * changed, enter the next word with candidates, or end the walk. */
-ARK_API void ark__query_step(ark_query_iter *it);
+ * changed, enter the next word with candidates, or end the walk. The
+ * iterator goes in and out by value, so that the caller's never has its
+ * address taken and its fields can stay in registers through the loop. */
+ARK_API ark_query_iter ark__query_step(ark_query_iter it);
 
 ARK__ALWAYS_INLINE ARK__INLINE ark_query_iter
 ark_query_iter_begin(const ark_query *q) {
-    ark_query_iter it;
-    ark__query_start(&it, q);
-    return it;
+    return ark__query_start(q);
 }
 
 ARK__ALWAYS_INLINE ARK__INLINE bool
@@ -56,7 +57,7 @@ ARK__ALWAYS_INLINE ARK__INLINE void ark_query_iter_next(ark_query_iter *it) {
         it->bits = bits & (bits - 1);
         return;
     }
-    ark__query_step(it);
+    *it = ark__query_step(*it);
 }
 
 ARK__INLINE ark_handle ark_query_iter_handle(const ark_query_iter *it) {
@@ -71,9 +72,9 @@ ark_query_iter_elem(const ark_query_iter *it, unsigned term) {
 
 ARK__ALWAYS_INLINE ARK__INLINE size_t
 ark_query_iter_row(const ark_query_iter *it, unsigned term) {
-    const ark__table_view *v =
-        ark__table_view_of((const ark_table *)it->q->c[term]);
-    return ((const ark__table_slot *)(const void *)v->slots.flat)[it->id].row;
+    /* base: the table's slot array, kept up to date by the step (a keyed
+     * table that grows it moves the entity pool's epoch). */
+    return ((const ark__table_slot *)(const void *)it->base[term])[it->id].row;
 }
 
 #ifdef __cplusplus

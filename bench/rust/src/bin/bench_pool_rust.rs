@@ -2,12 +2,16 @@
 //! Section `pool`, Rust peers of ark_pool: slotmap 1.0.6's SlotMap,
 //! HopSlotMap and DenseSlotMap, with the same workloads, PRNG, seed and
 //! operation order as bench/bench_pool.c (its header comment is the
-//! recipe), so the checksums agree. CLI and CSV as bench/bench_common.h.
+//! recipe), so the checksums agree. CLI and CSV as bench/bench_common.h;
+//! ARK_BENCH_CLOCK=thread times with the thread's CPU clock, as there.
 //! Our code, written against slotmap's public API.
 
 use slotmap::{DefaultKey, DenseSlotMap, HopSlotMap, SlotMap};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Instant;
+
+#[path = "../clock.rs"]
+mod clock;
+use clock::Instant; // std's interface, on ARK_BENCH_CLOCK's clock
 
 /// Per-workload time budget, as in bench_pool.c: stop repeating a workload
 /// once it has run this long (after at least one run).
