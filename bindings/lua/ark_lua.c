@@ -2433,15 +2433,8 @@ static int l_idset_tostring(lua_State *L) {
     return 1;
 }
 
-/* Destroy the set, detaching it first from an entity pool still open:
- * ark_idset_destroy on an attached set leaves its membership bits
- * allocated, while ark_pool_detach_idset frees them. (From __gc too: the
- * set keeps the pool's userdata alive, so in the cycle that collects
- * both, the pool's struct is still there, closed or not.) */
+/* Destroy the set (an attached one detaches itself). */
 static void idset_destroy(lidset *s) {
-    if (s->s != NULL && s->world != NULL && s->world->c != NULL) {
-        ark_pool_detach_idset(s->world->pool, s->s);
-    }
     ark_idset_destroy(s->s);
     s->s = NULL;
 }
