@@ -8,9 +8,9 @@ local ark = require "ark"
 
 local mode = arg and arg[1] or "full"
 local sizes = {
-  full = { rows = 1000000, pool = 1000000, ids = 100000, runs = 5 },
-  quick = { rows = 100000, pool = 100000, ids = 100000, runs = 3 },
-  smoke = { rows = 2000, pool = 2000, ids = 2000, runs = 1 },
+  full = { rows = 1000000, pool = 1000000, ids = 100000, ents = 100000, runs = 5 },
+  quick = { rows = 100000, pool = 100000, ids = 100000, ents = 100000, runs = 3 },
+  smoke = { rows = 2000, pool = 2000, ids = 2000, ents = 2000, runs = 1 },
 }
 local S = assert(sizes[mode], "mode: full, quick or smoke")
 local RUNS = tonumber(os.getenv("ARK_BENCH_RUNS") or "") or S.runs
@@ -377,6 +377,134 @@ local tx = times(function() assert(#sa:intersect(sb) == expect) end)
 local tc = times(function() assert(sa:intersect_count(sb) == expect) end)
 report("a:intersect(b) (a new set)", NI, tx, tm, "ms", 0.1)
 report("a:intersect_count(b)", NI, tc, tm, "ms")
+
+-- ---- entities: queries and removal vs Lua tables of components -------------
+
+-- NE entities; 80% have a body {x, vx} (a keyed table), 50% a brain (a
+-- keyed pool of Lua values); tags: 30% burning, 10% frozen. The plain-Lua
+-- world is an array of entity tables holding the same, the fields of a
+-- body in a table of its own.
+local NE = S.ents
+header(("entities: %d, queries and removal vs Lua tables of components"):format(NE), "ark", "lua")
+local function world(seed)
+  local x = seed
+  local function roll(pct)
+    x = x * 48271 % 2147483647
+    return x % 100 < pct
+  end
+  local units = ark.pool()
+  local body = ark.table({ { "x", "float" }, { "vx", "float" } }, { keys = units })
+  local brain = ark.pool({ keys = units })
+  local burning, frozen = ark.idset(), ark.idset()
+  units:attach(burning)
+  units:attach(frozen)
+  local lua = {}
+  local hs = {}
+  for i = 1, NE do
+    local e = units:insert(i)
+    hs[i] = e
+    local le = { id = i }
+    lua[i] = le
+    if roll(80) then
+      body:insert_at(e, i, 1)
+      le.body = { x = i, vx = 1 }
+    end
+    if roll(50) then
+      brain:insert_at(e, i)
+      le.brain = i
+    end
+    if roll(30) then
+      units:tag(burning, e)
+      le.burning = true
+    end
+    if roll(10) then
+      units:tag(frozen, e)
+      le.frozen = true
+    end
+  end
+  return { units = units, body = body, brain = brain, burning = burning,
+           frozen = frozen, lua = lua, hs = hs }
+end
+local W = world(7)
+local moving = ark.query(W.units, { with = { W.body }, without = { W.frozen } })
+local panic = ark.query(W.units, { with = { W.brain, W.burning } })
+local function lua_moving(f)
+  local l = W.lua
+  local n = 0
+  for i = 1, #l do
+    local e = l[i]
+    local b = e.body
+    if b and not e.frozen then
+      n = n + 1
+      if f then
+        b.x = b.x + b.vx
+      end
+    end
+  end
+  return n
+end
+local expect_moving = lua_moving()
+local qa = times(function()
+  local n = 0
+  for _, b in moving:each() do
+    b.x = b.x + b.vx
+    n = n + 1
+  end
+  assert(n == expect_moving)
+end)
+local ql = times(function() lua_moving(true) end)
+report("update x += vx: with body, without frozen", NE, qa, ql, "ms")
+local qc = times(function() assert(moving:count() == expect_moving) end)
+local qn = times(function() assert(lua_moving() == expect_moving) end)
+report("match only: q:count() vs the Lua loop's test", NE, qc, qn, "ms")
+local expect_panic = 0
+for i = 1, NE do
+  local e = W.lua[i]
+  if e.brain and e.burning then expect_panic = expect_panic + e.brain end
+end
+local pa = times(function()
+  local s = 0
+  for _, v in panic:each() do s = s + v end
+  assert(s == expect_panic)
+end)
+local pl = times(function()
+  local s, l = 0, W.lua
+  for i = 1, #l do
+    local e = l[i]
+    if e.brain and e.burning then s = s + e.brain end
+  end
+  assert(s == expect_panic)
+end)
+report("sum of brain values: with brain, burning", NE, pa, pl, "ms")
+-- Removal of every entity, its components and tags with it, in random
+-- order; the Lua world drops the entity table from a map of live ones.
+local ra, rl = {}, {}
+for k = 1, RUNS do
+  local w = k == 1 and W or world(7 + k)
+  local order = {}
+  for i = 1, NE do order[i] = i end
+  shuffled(order, k)
+  collectgarbage()
+  local t0 = clock()
+  for i = 1, NE do
+    w.units:remove(w.hs[order[i]])
+  end
+  ra[k] = clock() - t0
+  assert(#w.units + #w.body + #w.brain + #w.burning + #w.frozen == 0)
+  local live = {}
+  for i = 1, NE do live[i] = w.lua[i] end
+  collectgarbage()
+  t0 = clock()
+  for i = 1, NE do
+    local id = order[i]
+    local e = live[id]
+    e.body, e.brain = nil, nil
+    live[id] = nil
+  end
+  rl[k] = clock() - t0
+  for _, c in ipairs({ w.body, w.brain, w.units }) do c:close() end
+end
+report("remove every entity (components, tags too)", NE, ra, rl, "ms")
 
 print()
 local missed = 0

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ark_lua.c - the Lua module "ark": value pools, typed tables and id sets
- * for Lua 5.4 and LuaJIT 2.1 (the Lua 5.1 API), through ark's public C API
- * only. The manual is docs/lua.md.
+ * ark_lua.c - the Lua module "ark": value pools, typed tables and id sets,
+ * and entities with components, tags and queries over them, for Lua 5.4
+ * and LuaJIT 2.1 (the Lua 5.1 API), through ark's public C API only. The
+ * manual is docs/lua.md.
  *
  * Objects. Every container is a full userdata holding a small C struct
  * (the ark container pointer, NULL once closed) and one user value, its
@@ -15,8 +16,12 @@
  *   C struct keeps a pointer to each name's characters: Lua strings never
  *   move, and equal short strings are one object in both interpreters, so
  *   a column is found by comparing pointers first.
- * Iterators, rows and column views are userdata or closures that keep
- * their container alive and check that it is still open at every step.
+ * - an entity pool's env also holds each of its keyed containers and
+ *   attached id sets, at the light userdata of its C struct; a keyed
+ *   container's holds its entity pool at LARK_KEYS (see "Worlds", below).
+ * Iterators, rows, column views and queries are userdata or closures that
+ * keep their containers alive and check that they are still open at
+ * every step.
  *
  * Handles are Lua integers (under LuaJIT, numbers below 2^53: a layout is
  * refused above 53 bits). Any Lua value may be given where a handle or an
@@ -27,12 +32,20 @@
  * Removal hooks. ark calls a C hook (pool_hook, table_hook) from inside
  * remove, flush and clear. It must not longjmp through ark, so it runs the
  * Lua hook under lua_pcall, with the state and stack slots that the
- * method calling ark saved in the container (lark_run): the env table and
- * a slot for the first error, which the method raises once ark has
- * returned and the container is consistent again. Nothing that could
- * raise (allocate) runs in the C hook outside the pcall: rawgeti, pushes
- * of numbers and rawseti of nil over an existing key do not allocate.
- * A hook may call back into its container: ark defers what it must.
+ * method calling ark saved (lark_run): the env table and a slot for the
+ * first error, which the method raises once ark has returned and the
+ * containers are consistent again. Nothing that could raise (allocate)
+ * runs in the C hook outside the pcall: rawget(i), pushes of numbers and
+ * light userdata, and rawseti of nil over an existing key do not
+ * allocate. A hook may call back into any container: ark defers what it
+ * must. Every pool has the C hook, which drops the Lua values.
+ *
+ * Worlds. Removing an entity runs the hooks of its pool and of every
+ * container keyed by it from one call into ark, so the run is kept by
+ * the entity pool (the world) for all of them; a hook of a keyed
+ * container finds its env through the entity pool's. Closing a container
+ * of a world, or detaching a set, while a hook of the world runs would
+ * change the list ark walks: it raises.
  */
 #include "ark/ark.h"
 
@@ -167,6 +180,7 @@ static const char LARK_IDSET[] = "ark.idset";
 static const char LARK_ROW[] = "ark.row";
 static const char LARK_COLUMN[] = "ark.column";
 static const char LARK_BUFFER[] = "ark.buffer";
+static const char LARK_QUERY[] = "ark.query";
 
 /* Return the userdata at idx if it has tag (one of the names above). */
 static void *lark_test(lua_State *L, int idx, const char *tag) {
@@ -202,6 +216,20 @@ static void lark_anchor(lua_State *L, int ud, int idx) {
     lua_rawseti(L, -2, 1);
 #endif
     lark_setenv(L, ud);
+}
+
+/* Push the value lark_anchor keeps for the userdata at ud (nil if none). */
+static void lark_push_anchor(lua_State *L, int ud) {
+    lark_getenv(L, ud);
+#if !LARK_INTEGERS
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_rawgeti(L, -1, 1);
+        lua_remove(L, -2);
+    } else {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+    }
+#endif
 }
 
 /* The word a status maps to in results ("stale", "full", ...). */
@@ -321,32 +349,65 @@ static void lark_opt_layout(lua_State *L, int idx, const char *who,
 
 /* ---- what pools and tables share ---- */
 
+typedef struct lbox lbox;
+
 /* Where the C hook of a container finds Lua while ark runs it: the state
- * of the method that called ark, its env slot and its error slot. */
+ * of the method that called ark, that method's container (the owner), its
+ * env slot and its error slot. */
 typedef struct lark_run {
     lua_State *L;
     int env;
     int err;
+    const lbox *owner;
 } lark_run;
 
-/* The head of a pool's and a table's userdata. */
-typedef struct lbox {
+/* The head of a pool's and a table's userdata.
+ *
+ * Worlds. An entity pool and the containers keyed by it form a world:
+ * removing an entity runs hooks of several of them from one call into
+ * ark. So the run lives in the world (the entity pool; a container keyed
+ * by none is a world of its own), and whichever of its containers calls
+ * ark sets it. A keyed container's hook that runs in a cascade finds its
+ * env through the entity pool's env, where each keyed container and
+ * attached id set is stored at the light userdata of its C struct (which
+ * also keeps them alive while the entity pool is: a collection in the
+ * middle of a cascade cannot take one away). A keyed container keeps its
+ * entity pool alive at env[LARK_KEYS]. */
+struct lbox {
     const char *tag; /* LARK_POOL or LARK_TABLE */
     union {          /* NULL once closed */
         void *c;
         ark_pool *pool;
         ark_table *t;
     };
-    lark_run run;
+    lbox *world;  /* the entity pool if keyed, else itself */
+    lark_run run; /* the world's: the innermost call into ark */
     lark_layout layout;
-    unsigned busy; /* calls into ark that may run hooks, in progress */
-    bool hook;     /* a Lua on_remove is set (and so the C one) */
-} lbox;
+    unsigned busy;    /* this container's calls into ark, in progress */
+    unsigned inhook;  /* this container's Lua hooks, running */
+    unsigned wbusy;   /* the world's: calls of any of its containers */
+    unsigned members; /* an entity pool's keyed containers and tag sets */
+    bool hook;        /* a Lua on_remove is set */
+    bool keyed;       /* created with keys = an entity pool */
+};
+
+/* env[LARK_KEYS] of a keyed container: its entity pool's userdata. */
+#define LARK_KEYS (-1)
 
 typedef struct lpool {
     lbox b;
     uint64_t index_mask; /* a handle's slot index: its key in env */
+    ark_handle drop;     /* an entity whose value goes once it is gone */
 } lpool;
+
+/* An id set; world is the entity pool it is attached to (kept alive by
+ * the set's user value meanwhile), or NULL. */
+typedef struct lidset {
+    const char *tag;  /* LARK_IDSET */
+    ark_idset *s;     /* NULL once closed */
+    uint64_t version; /* changes with every insert and remove from Lua */
+    lbox *world;
+} lidset;
 
 static bool is_pool(const lbox *b) { return b->tag == LARK_POOL; }
 
@@ -377,23 +438,55 @@ static lpool *check_pool(lua_State *L) {
     return p;
 }
 
-/* Before a call into ark that may run hooks: remember the caller's run
- * (a hook may call back), push env (of self) and an empty error slot. */
-static void lark_enter(lua_State *L, lbox *b, lark_run *saved) {
-    *saved = b->run;
-    lark_getenv(L, 1);
-    b->run.env = lua_gettop(L);
-    lua_pushnil(L);
-    b->run.err = lua_gettop(L);
-    b->run.L = L;
-    b->busy++;
+/* Clear env[i] (env an absolute index) if it holds a value: a key that
+ * is there already takes nil without allocating. */
+static void lark_env_clear(lua_State *L, int env, uint64_t i) {
+    lark_env_get(L, env, i);
+    bool held = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (held) {
+        lua_pushnil(L);
+        lark_env_set(L, env, i);
+    }
 }
 
-/* After it: restore, and raise the first error a hook raised. */
+/* Drop the value of p's element h, removed by now (env: p's env), unless
+ * its slot holds a new element already. */
+static void pool_drop_removed(lua_State *L, lpool *p, int env, ark_handle h) {
+    uint64_t i = h & p->index_mask;
+    if (ark_pool_handle_by_id(p->b.pool, (uint32_t)i) == ARK_NULL_HANDLE) {
+        lark_env_clear(L, env, i);
+    }
+}
+
+/* Before a call into ark that may run hooks: remember the world's run (a
+ * hook may call back), push env (of self) and an empty error slot. */
+static void lark_enter(lua_State *L, lbox *b, lark_run *saved) {
+    lbox *w = b->world;
+    *saved = w->run;
+    lark_getenv(L, 1);
+    w->run.env = lua_gettop(L);
+    lua_pushnil(L);
+    w->run.err = lua_gettop(L);
+    w->run.L = L;
+    w->run.owner = b;
+    b->busy++;
+    w->wbusy++;
+}
+
+/* After it: drop a pool's last removed value, restore, and raise the
+ * first error a hook raised. */
 static void lark_leave(lua_State *L, lbox *b, const lark_run *saved) {
-    int err = b->run.err;
-    b->run = *saved;
+    lbox *w = b->world;
+    int err = w->run.err;
+    lpool *p = (lpool *)b;
+    if (is_pool(b) && b->busy == 1 && p->drop != ARK_NULL_HANDLE) {
+        pool_drop_removed(L, p, w->run.env, p->drop);
+        p->drop = ARK_NULL_HANDLE;
+    }
+    w->run = *saved;
     b->busy--;
+    w->wbusy--;
     if (!lua_isnil(L, err)) {
         lua_pushvalue(L, err);
         lua_error(L);
@@ -402,8 +495,9 @@ static void lark_leave(lua_State *L, lbox *b, const lark_run *saved) {
 
 /* Call the function below nargs arguments at the top of run->L, keeping
  * the first error in the run's error slot. */
-static void lark_call_hook(const lark_run *run, int nargs) {
+static void lark_call_hook(const lark_run *run, lbox *b, int nargs) {
     lua_State *L = run->L;
+    b->inhook++;
     if (lua_pcall(L, nargs, 0, 0) != 0) {
         if (lua_isnil(L, run->err)) {
             lua_replace(L, run->err);
@@ -411,33 +505,68 @@ static void lark_call_hook(const lark_run *run, int nargs) {
             lua_pop(L, 1);
         }
     }
+    b->inhook--;
 }
 
-/* The C hook of a pool: run the Lua hook with (h, value), then drop the
- * value. */
+/* Push the env of b for its C hook and return true: the run's own (b's
+ * method called ark), or, in a removal cascading from b's entity pool
+ * (the owner), b's through the pool's env. Allocates nothing. */
+static bool hook_env(lua_State *L, const lark_run *run, lbox *b) {
+    if (run->owner == b) {
+        lua_pushvalue(L, run->env);
+        return true;
+    }
+    if (run->owner != b->world) {
+        return false; /* no call of b's world runs: cannot happen */
+    }
+    lua_pushlightuserdata(L, b);
+    lua_rawget(L, run->env);
+    if (lua_type(L, -1) != LUA_TUSERDATA) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lark_getenv(L, -1);
+    lua_remove(L, -2);
+    return true;
+}
+
+/* The C hook of every pool: run the Lua hook (if any) with (h, value),
+ * then drop the value. An entity's value stays until its removal has
+ * finished (the hooks of its keyed containers run after this one and may
+ * read it): it goes at the next removal or when the call returns. Any
+ * other pool's goes at once. A call into ark that did not set the run
+ * (remove on a pool with no Lua hook and no keyed container: nothing to
+ * run, and the method drops the value itself) finds none (L NULL), or
+ * another container's: then this pool is not its owner's world and the
+ * hook does nothing. */
 static void pool_hook(void *elem, ark_handle h, void *user) {
     (void)elem;
     lpool *p = user;
-    lua_State *L = p->b.run.L;
-    if (L == NULL || !lua_checkstack(L, 4)) {
+    const lark_run *run = &p->b.world->run;
+    lua_State *L = run->L;
+    if (L == NULL || !lua_checkstack(L, 6) || !hook_env(L, run, &p->b)) {
         return;
     }
-    int env = p->b.run.env;
+    int env = lua_gettop(L);
     uint64_t i = h & p->index_mask;
-    lua_rawgeti(L, env, 0);
-    lark_push_u64(L, h);
-    lark_env_get(L, env, i);
-    lark_call_hook(&p->b.run, 2);
-    lua_pushnil(L);
-    lark_env_set(L, env, i);
-}
-
-/* Drop the value of pool element h (self at 1) at once: a pool with no
- * Lua hook, which would want it at the flush. */
-static void pool_drop(lua_State *L, const lbox *b, ark_handle h) {
-    lark_getenv(L, 1);
-    lua_pushnil(L);
-    lark_env_set(L, lua_gettop(L) - 1, h & ((const lpool *)b)->index_mask);
+    if (p->drop != ARK_NULL_HANDLE) {
+        pool_drop_removed(L, p, env, p->drop);
+        p->drop = ARK_NULL_HANDLE;
+    }
+    if (p->b.hook) {
+        lua_rawgeti(L, env, 0);
+        lark_push_u64(L, h);
+        lark_env_get(L, env, i);
+        lark_call_hook(run, &p->b, 2);
+    }
+    if (p->b.keyed || p->b.members == 0) {
+        lark_env_clear(L, env, i);
+    } else {
+        if (p->drop != ARK_NULL_HANDLE) { /* a hook's own removal */
+            pool_drop_removed(L, p, env, p->drop);
+        }
+        p->drop = h;
+    }
     lua_pop(L, 1);
 }
 
@@ -449,23 +578,29 @@ static int l_remove(lua_State *L) {
         lua_pushboolean(L, 0);
         return 1;
     }
-    lark_run saved = {NULL, 0, 0};
-    if (b->hook) {
+    /* Hooks to run: a Lua one, or an entity's keyed containers'. Else
+     * the removal is over when ark returns, and a pool drops the value
+     * here. */
+    bool enter = b->hook || b->members != 0;
+    lark_run saved;
+    if (enter) {
         lark_enter(L, b, &saved);
     }
     ark_status st =
         is_pool(b) ? ark_pool_remove(b->pool, h) : ark_table_remove(b->t, h);
-    if (b->hook) {
+    if (enter) {
         lark_leave(L, b, &saved);
     } else if (st == ARK_OK && is_pool(b)) {
-        pool_drop(L, b, h);
+        lark_getenv(L, 1);
+        lark_env_clear(L, lua_gettop(L), h & ((lpool *)b)->index_mask);
     }
     lark_nomem(L, st, "remove");
     lua_pushboolean(L, st == ARK_OK);
     return 1;
 }
 
-/* p:remove_later(h), t:remove_later(h) */
+/* p:remove_later(h), t:remove_later(h): get gives nil at once; a pool's
+ * value goes at the flush. */
 static int l_remove_later(lua_State *L) {
     lbox *b = check_box(L);
     ark_handle h;
@@ -476,9 +611,6 @@ static int l_remove_later(lua_State *L) {
     ark_status st = is_pool(b) ? ark_pool_remove_later(b->pool, h)
                                : ark_table_remove_later(b->t, h);
     lark_nomem(L, st, "remove_later");
-    if (st == ARK_OK && !b->hook && is_pool(b)) {
-        pool_drop(L, b, h); /* get gives nil already */
-    }
     lua_pushboolean(L, st == ARK_OK);
     return 1;
 }
@@ -486,12 +618,13 @@ static int l_remove_later(lua_State *L) {
 /* p:flush(), t:flush() */
 static int l_flush(lua_State *L) {
     lbox *b = check_box(L);
-    lark_run saved = {NULL, 0, 0};
-    if (b->hook) {
+    bool enter = b->hook || is_pool(b); /* a pool's C hook drops values */
+    lark_run saved;
+    if (enter) {
         lark_enter(L, b, &saved);
     }
     size_t n = is_pool(b) ? ark_pool_flush(b->pool) : ark_table_flush(b->t);
-    if (b->hook) {
+    if (enter) {
         lark_leave(L, b, &saved);
     }
     lua_pushinteger(L, (lua_Integer)n);
@@ -512,14 +645,32 @@ static void lark_wipe(lua_State *L, int env) {
     }
 }
 
+/* Drop the values of the pools keyed by the entity pool whose env is at
+ * env: after a clear that ran no hook. */
+static void wipe_keyed_pools(lua_State *L, int env) {
+    env = lark_abs(L, env);
+    lua_pushnil(L);
+    while (lua_next(L, env) != 0) {
+        lbox *m = lua_type(L, -2) == LUA_TLIGHTUSERDATA
+                      ? lark_test(L, -1, LARK_POOL)
+                      : NULL;
+        if (m != NULL) {
+            lark_getenv(L, -1);
+            lark_wipe(L, -1);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+}
+
 /* p:clear([run_hook]), t:clear([run_hook]) */
 static int l_clear(lua_State *L) {
     lbox *b = check_box(L);
-    bool run_hook = lua_toboolean(L, 2) && b->hook;
-    if (b->busy != 0) {
+    bool run_hook = lua_toboolean(L, 2) && (b->hook || is_pool(b));
+    if (b->busy != 0 || b->inhook != 0) {
         return 0; /* from a hook: ark does nothing either */
     }
-    lark_run saved = {NULL, 0, 0};
+    lark_run saved;
     if (run_hook) {
         lark_enter(L, b, &saved);
     }
@@ -527,6 +678,11 @@ static int l_clear(lua_State *L) {
         ark_pool_clear(b->pool, run_hook);
         lark_getenv(L, 1);
         lark_wipe(L, -1);
+        if (!run_hook && b->members != 0) {
+            wipe_keyed_pools(L, -1);
+        }
+        lua_pop(L, 1);
+        ((lpool *)b)->drop = ARK_NULL_HANDLE;
     } else {
         ark_table_clear(b->t, run_hook);
     }
@@ -617,20 +773,73 @@ static void box_destroy(lbox *b) {
     b->c = NULL;
 }
 
+/* A member joins the world of entity pool w (userdata at wud): its
+ * userdata (at mud) is stored in w's env at the light userdata member. */
+static void world_join(lua_State *L, lbox *w, int wud, void *member, int mud) {
+    wud = lark_abs(L, wud);
+    mud = lark_abs(L, mud);
+    lark_getenv(L, wud);
+    lua_pushlightuserdata(L, member);
+    lua_pushvalue(L, mud);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    w->members++;
+}
+
+/* A member leaves it (closed, or a set detached). */
+static void world_leave(lua_State *L, lbox *w, int wud, void *member) {
+    if (w->c == NULL) {
+        return; /* closed: its env went, with the members */
+    }
+    lark_getenv(L, lark_abs(L, wud));
+    lua_pushlightuserdata(L, member);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    w->members--;
+}
+
+/* Before an entity pool (self at 1) closes: its id sets are attached to
+ * nothing any more (ark detaches them). */
+static void world_close(lua_State *L) {
+    lark_getenv(L, 1);
+    int env = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, env) != 0) {
+        lidset *s = lua_type(L, -2) == LUA_TLIGHTUSERDATA
+                        ? lark_test(L, -1, LARK_IDSET)
+                        : NULL;
+        if (s != NULL) {
+            s->world = NULL;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
 /* p:close(), t:close(), __close */
 static int l_close(lua_State *L) {
     lbox *b = lark_box(L, 1);
     if (b == NULL || b->c == NULL) {
         return 0;
     }
-    if (b->busy != 0) {
+    if (b->world->wbusy != 0) {
         return luaL_error(L,
-                          "%s: cannot close it while its removal hook "
-                          "runs",
+                          "%s: cannot close it while a removal hook of its "
+                          "world runs",
                           b->tag);
     }
+    if (b->members != 0) {
+        world_close(L);
+    }
     box_destroy(b);
-    if (is_pool(b)) { /* release the values at once */
+    if (b->keyed) {
+        lark_getenv(L, 1);
+        lua_rawgeti(L, -1, LARK_KEYS);
+        world_leave(L, b->world, -1, b);
+        lua_pop(L, 2);
+    }
+    if (is_pool(b)) { /* release the values (and members) at once */
 #if LARK_INTEGERS
         lua_pushnil(L);
 #else
@@ -641,6 +850,9 @@ static int l_close(lua_State *L) {
     return 0;
 }
 
+/* __gc: a keyed container and its entity pool keep each other alive, so
+ * they go in the same cycle, in any order: ark detaches whichever is
+ * left. */
 static int l_gc(lua_State *L) {
     lbox *b = lark_box(L, 1);
     if (b != NULL) {
@@ -654,10 +866,14 @@ static int l_tostring(lua_State *L) {
     if (b == NULL || b->c == NULL) {
         lua_pushfstring(L, "%s (closed)", b != NULL ? b->tag : "?");
     } else if (is_pool(b)) {
-        lark_pushf(L, "ark.pool (%llu live)",
+        lark_pushf(L,
+                   b->keyed ? "ark.pool (%llu live, keyed)"
+                            : "ark.pool (%llu live)",
                    (unsigned long long)ark_pool_count(b->pool), 0);
     } else {
-        lark_pushf(L, "ark.table (%llu rows)",
+        lark_pushf(L,
+                   b->keyed ? "ark.table (%llu rows, keyed)"
+                            : "ark.table (%llu rows)",
                    (unsigned long long)ark_table_count(b->t), 0);
     }
     return 1;
@@ -666,19 +882,73 @@ static int l_tostring(lua_State *L) {
 /* ---- pool ---- */
 
 static const char *const pool_options[] = {
-    "on_remove", "index_bits", "gen_bits", "tag_bits", "tag", "seal_key", NULL};
+    "on_remove", "index_bits", "gen_bits", "tag_bits",
+    "tag",       "seal_key",   "keys",     NULL};
+
+/* Read option keys of the options at idx and push it: the entity pool
+ * whose handles key the new container (returned), or nil (NULL). The
+ * layout is the entity pool's: layout options beside it raise. */
+static lpool *lark_opt_keys(lua_State *L, int idx, const char *who) {
+    static const char *const layout_options[] = {
+        "index_bits", "gen_bits", "tag_bits", "tag", "seal_key", NULL};
+    if (lua_isnoneornil(L, idx)) {
+        lua_pushnil(L);
+        return NULL;
+    }
+    lua_getfield(L, idx, "keys");
+    if (lua_isnil(L, -1)) {
+        return NULL;
+    }
+    lpool *k = lark_test(L, -1, LARK_POOL);
+    if (k == NULL || k->b.pool == NULL || k->b.keyed) {
+        luaL_error(L,
+                   "%s: option keys must be an open ark.pool keyed by "
+                   "nothing (the entities)",
+                   who);
+    }
+    for (size_t i = 0; layout_options[i] != NULL; i++) {
+        lua_getfield(L, idx, layout_options[i]);
+        if (!lua_isnil(L, -1)) {
+            luaL_error(L,
+                       "%s: option %s goes with keys: the entity pool's "
+                       "layout applies",
+                       who, layout_options[i]);
+        }
+        lua_pop(L, 1);
+    }
+    return k;
+}
+
+/* Make the container at top keyed by k (its userdata at kud): it joins
+ * k's world, and keeps k alive at env[LARK_KEYS]. */
+static void keyed_join(lua_State *L, lbox *b, lpool *k, int kud) {
+    kud = lark_abs(L, kud);
+    b->keyed = true;
+    b->world = &k->b;
+    b->layout = k->b.layout;
+    lark_getenv(L, -1);
+    lua_pushvalue(L, kud);
+    lua_rawseti(L, -2, LARK_KEYS);
+    lua_pop(L, 1);
+}
 
 /* ark.pool([opts]) */
 static int l_pool_new(lua_State *L) {
     const char *who = "ark.pool";
     lua_settop(L, 1);
     lark_opts_check(L, 1, who, pool_options);
+    lpool *k = lark_opt_keys(L, 1, who); /* pushes it or nil: at 2 */
     lark_layout l;
-    lark_opt_layout(L, 1, who, &l);
+    if (k == NULL) {
+        lark_opt_layout(L, 1, who, &l);
+    } else {
+        l = k->b.layout;
+    }
     bool hook = lark_opt_hook(L, 1, who); /* pushes the hook or nil */
     lpool *p = lark_newud(L, sizeof *p);
     memset(p, 0, sizeof *p);
     p->b.tag = LARK_POOL;
+    p->b.world = &p->b;
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_setmetatable(L, -2);
     lua_createtable(L, 0, 1);
@@ -688,21 +958,49 @@ static int l_pool_new(lua_State *L) {
     p->b.layout = l;
     p->b.hook = hook;
     p->index_mask = ((uint64_t)1 << l.index_bits) - 1;
-    ark_pool_config cfg = {.elem_size = 1,
-                           .elem_align = 1,
-                           .index_bits = l.index_bits,
-                           .gen_bits = l.gen_bits,
-                           .tag_bits = l.tag_bits,
-                           .tag = l.tag,
-                           .seal_key = l.seal_key,
-                           .on_remove = hook ? pool_hook : NULL,
-                           .user = p};
+    /* The C hook is set whatever the options: it drops the values, at the
+     * end of each removal, which a cascade from an entity pool may run at
+     * any time. */
+    ark_pool_config cfg = {
+        .elem_size = 1, .elem_align = 1, .on_remove = pool_hook, .user = p};
+    if (k != NULL) {
+        keyed_join(L, &p->b, k, 2);
+        world_join(L, &k->b, 2, p, -1); /* may raise: before ark */
+        cfg.keys = k->b.pool;
+    } else {
+        cfg.index_bits = l.index_bits;
+        cfg.gen_bits = l.gen_bits;
+        cfg.tag_bits = l.tag_bits;
+        cfg.tag = l.tag;
+        cfg.seal_key = l.seal_key;
+    }
     ark_status st = ark_pool_create(&p->b.pool, &cfg);
+    if (st != ARK_OK && k != NULL) {
+        world_leave(L, &k->b, 2, p);
+    }
     lark_nomem(L, st, who);
     if (st != ARK_OK) {
         luaL_error(L, "%s: invalid layout (%s)", who, ark_strerror(st));
     }
     return 1;
+}
+
+/* Raise for insert on a keyed container. */
+static void not_keyed(lua_State *L, const lbox *b, const char *who) {
+    if (b->keyed) {
+        luaL_error(L,
+                   "%s: a keyed container takes elements with "
+                   "insert_at(entity, ...)",
+                   who);
+    }
+}
+
+/* Raise for insert_at on a keyed container whose entity pool is closed
+ * (ark refuses every element then). */
+static void keys_open(lua_State *L, const lbox *b, const char *who) {
+    if (b->keyed && b->world->c == NULL) {
+        luaL_error(L, "%s: the entity pool that keys it is closed", who);
+    }
 }
 
 /* Store the value at idx as element h's (self at 1). */
@@ -719,6 +1017,7 @@ static int l_pool_insert(lua_State *L) {
     if (lua_isnoneornil(L, 2)) {
         return luaL_error(L, "ark.pool:insert: the value is nil");
     }
+    not_keyed(L, &p->b, "ark.pool:insert");
     unsigned char none = 0;
     ark_handle h;
     ark_status st = ark_pool_insert(p->b.pool, &none, &h);
@@ -737,6 +1036,7 @@ static int l_pool_insert_at(lua_State *L) {
     if (lua_isnoneornil(L, 3)) {
         return luaL_error(L, "ark.pool:insert_at: the value is nil");
     }
+    keys_open(L, &p->b, "ark.pool:insert_at");
     ark_handle h;
     if (!lark_handle(L, 2, &h)) {
         return lark_fail(L, ARK_EINVAL);
@@ -1022,7 +1322,7 @@ static void to_cell(lua_State *L, const ltable *t, size_t k, int idx,
         }
         return;
     }
-    int64_t v;
+    int64_t v = 0;
     if (type == T_U64) {
         if (!lark_int(L, idx, &v)) {
 #if !LARK_INTEGERS
@@ -1077,18 +1377,20 @@ static unsigned char *cell(const ltable *t, size_t k, size_t r) {
 static void table_hook(void *elem, ark_handle h, void *user) {
     (void)elem;
     ltable *t = user;
-    lua_State *L = t->b.run.L;
-    if (L == NULL || !lua_checkstack(L, 3)) {
+    const lark_run *run = &t->b.world->run;
+    lua_State *L = run->L;
+    if (L == NULL || !lua_checkstack(L, 4) || !hook_env(L, run, &t->b)) {
         return;
     }
-    lua_rawgeti(L, t->b.run.env, 0);
+    lua_rawgeti(L, -1, 0);
+    lua_remove(L, -2);
     lark_push_u64(L, h);
-    lark_call_hook(&t->b.run, 1);
+    lark_call_hook(run, &t->b, 1);
 }
 
 static const char *const table_options[] = {
-    "on_remove", "index_bits", "gen_bits", "tag_bits",
-    "tag",       "seal_key",   "max_rows", NULL};
+    "on_remove", "index_bits", "gen_bits", "tag_bits", "tag",
+    "seal_key",  "max_rows",   "keys",     NULL};
 
 /* Make the table userdata for the column list at cols (absolute index) and
  * the hook at hook (absolute index, function or nil); leave it on top.
@@ -1098,6 +1400,7 @@ static ltable *table_ud(lua_State *L, size_t ncols, const unsigned *types,
     ltable *t = lark_newud(L, sizeof *t + ncols * sizeof(lcol));
     memset(t, 0, sizeof *t);
     t->b.tag = LARK_TABLE;
+    t->b.world = &t->b;
     t->ncols = ncols;
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_setmetatable(L, -2);
@@ -1115,24 +1418,29 @@ static ltable *table_ud(lua_State *L, size_t ncols, const unsigned *types,
     return t;
 }
 
-/* Create t->b.t (for ark.table and ark.table_load). */
+/* Create t->b.t (for ark.table and ark.table_load): keyed by keys if it
+ * is not NULL (the layout is then its). */
 static ark_status table_make(ltable *t, const lark_layout *l, size_t max_rows,
-                             const ark_reader *r) {
+                             const ark_reader *r, lpool *keys) {
     size_t sizes[LARK_MAX_COLUMNS];
     for (size_t k = 0; k < t->ncols; k++) {
         sizes[k] = lark_types[t->cols[k].type].size;
     }
     ark_table_config cfg = {.column_sizes = sizes,
                             .ncolumns = t->ncols,
-                            .index_bits = l->index_bits,
-                            .gen_bits = l->gen_bits,
-                            .tag_bits = l->tag_bits,
-                            .tag = l->tag,
                             .max_rows = max_rows,
-                            .seal_key = l->seal_key,
                             .on_remove = t->b.hook ? table_hook : NULL,
                             .user = t};
-    t->b.layout = *l;
+    if (keys != NULL) {
+        cfg.keys = keys->b.pool;
+    } else {
+        cfg.index_bits = l->index_bits;
+        cfg.gen_bits = l->gen_bits;
+        cfg.tag_bits = l->tag_bits;
+        cfg.tag = l->tag;
+        cfg.seal_key = l->seal_key;
+        t->b.layout = *l;
+    }
     return r != NULL ? ark_table_load(&t->b.t, &cfg, r)
                      : ark_table_create(&t->b.t, &cfg);
 }
@@ -1203,13 +1511,23 @@ static int l_table_new(lua_State *L) {
     lark_opts_check(L, 2, who, table_options);
     size_t n = read_columns(L, 1, who, types);
     int names = lua_gettop(L);
+    lpool *k = lark_opt_keys(L, 2, who); /* pushes it or nil */
     lark_layout l;
-    lark_opt_layout(L, 2, who, &l);
+    if (k == NULL) {
+        lark_opt_layout(L, 2, who, &l);
+    }
     size_t max_rows =
         (size_t)lark_opt_int(L, 2, who, "max_rows", 0, 0, (int64_t)1 << 40);
     lark_opt_hook(L, 2, who);
-    ltable *t = table_ud(L, n, types, names, names + 1);
-    ark_status st = table_make(t, &l, max_rows, NULL);
+    ltable *t = table_ud(L, n, types, names, names + 2);
+    if (k != NULL) {
+        keyed_join(L, &t->b, k, names + 1);
+        world_join(L, &k->b, names + 1, t, -1); /* may raise: before ark */
+    }
+    ark_status st = table_make(t, &l, max_rows, NULL, k);
+    if (st != ARK_OK && k != NULL) {
+        world_leave(L, &k->b, names + 1, t);
+    }
     lark_nomem(L, st, who);
     if (st != ARK_OK) {
         luaL_error(L, "%s: invalid layout (%s)", who, ark_strerror(st));
@@ -1264,6 +1582,7 @@ static void write_row(const ltable *t, size_t row, const unsigned char *buf,
 /* t:insert{fields} or t:insert(v1, v2, ...) */
 static int l_table_insert(lua_State *L) {
     ltable *t = check_table(L);
+    not_keyed(L, &t->b, "ark.table:insert");
     unsigned char buf[8 * LARK_MAX_COLUMNS];
     bool given[LARK_MAX_COLUMNS];
     read_row(L, t, 2, buf, given);
@@ -1282,6 +1601,7 @@ static int l_table_insert(lua_State *L) {
 /* t:insert_at(h, {fields}) or t:insert_at(h, v1, v2, ...) */
 static int l_table_insert_at(lua_State *L) {
     ltable *t = check_table(L);
+    keys_open(L, &t->b, "ark.table:insert_at");
     unsigned char buf[8 * LARK_MAX_COLUMNS];
     bool given[LARK_MAX_COLUMNS];
     read_row(L, t, 3, buf, given);
@@ -1353,6 +1673,7 @@ static int l_table_append(lua_State *L) {
     if (!lark_int(L, 2, &n) || n < 0) {
         return luaL_error(L, "ark.table:append: n must be an integer >= 0");
     }
+    not_keyed(L, &t->b, "ark.table:append");
     size_t first = ark_table_rows(t->b.t);
     ark_status st =
         ark_table_reserve(t->b.t, ark_table_count(t->b.t) + (size_t)n);
@@ -1364,7 +1685,7 @@ static int l_table_append(lua_State *L) {
     if (st != ARK_OK) {
         /* Take back this call's rows, from the last: nothing moves (a
          * hook, if set, sees them go). */
-        lark_run saved = {NULL, 0, 0};
+        lark_run saved;
         if (t->b.hook) {
             lark_enter(L, &t->b, &saved);
         }
@@ -1756,7 +2077,13 @@ static size_t parse_header(lua_State *L, unsigned *types, size_t *ncols,
     return n + 8;
 }
 
-static const char *const load_options[] = {"on_remove", "max_rows", NULL};
+static const char *const load_options[] = {"on_remove", "max_rows", "keys",
+                                           NULL};
+
+static bool same_layout(const lark_layout *a, const lark_layout *b) {
+    return a->index_bits == b->index_bits && a->gen_bits == b->gen_bits &&
+           a->tag_bits == b->tag_bits && a->tag == b->tag;
+}
 
 /* ark.table_load(s, [columns], [opts]): the table, or nil and a message. */
 static int l_table_load(lua_State *L) {
@@ -1793,37 +2120,56 @@ static int l_table_load(lua_State *L) {
     }
     size_t max_rows =
         (size_t)lark_opt_int(L, 3, who, "max_rows", 0, 0, (int64_t)1 << 40);
+    lpool *k = lark_opt_keys(L, 3, who); /* pushes it or nil */
+    int kud = lua_gettop(L);
+    if (k != NULL && !same_layout(&l, &k->b.layout)) {
+        lua_pushnil(L);
+        lua_pushfstring(L,
+                        "%s: the saved table's handle layout is not the "
+                        "entity pool's",
+                        who);
+        return 2;
+    }
     lark_opt_hook(L, 3, who);
     ltable *t = table_ud(L, ncols, types, names, lua_gettop(L));
+    if (k != NULL) {
+        keyed_join(L, &t->b, k, kud);
+        world_join(L, &k->b, kud, t, -1); /* may raise: before ark */
+    }
     size_t size;
     const char *s = lua_tolstring(L, 1, &size);
     ark_bytes in = {.data = s + start, .size = size - start, .pos = 0};
     ark_reader r = ark_bytes_reader(&in);
-    ark_status st = table_make(t, &l, max_rows, &r);
-    lark_nomem(L, st, who);
+    ark_status st = table_make(t, &l, max_rows, &r, k);
     if (st == ARK_OK && in.pos != in.size) {
         ark_table_destroy(t->b.t);
         t->b.t = NULL;
         st = ARK_ECORRUPT;
     }
+    if (st != ARK_OK && k != NULL) {
+        world_leave(L, &k->b, kud, t);
+    }
+    lark_nomem(L, st, who);
     if (st != ARK_OK) {
         lua_pushnil(L);
-        lua_pushfstring(L, "%s: %s", who,
-                        st == ARK_EINVAL ? "not a saved ark.table, or a "
-                                           "damaged one"
-                                         : ark_strerror(st));
+        if (k != NULL) {
+            lua_pushfstring(L,
+                            "%s: not a saved keyed ark.table, a damaged "
+                            "one, or one with rows of entities that the "
+                            "pool does not have (%s)",
+                            who, ark_strerror(st));
+        } else {
+            lua_pushfstring(L, "%s: %s", who,
+                            st == ARK_EINVAL ? "not a saved ark.table, or a "
+                                               "damaged one"
+                                             : ark_strerror(st));
+        }
         return 2;
     }
     return 1;
 }
 
 /* ---- id set ---- */
-
-typedef struct lidset {
-    const char *tag;  /* LARK_IDSET */
-    ark_idset *s;     /* NULL once closed */
-    uint64_t version; /* changes with every insert and remove */
-} lidset;
 
 static lidset *check_idset(lua_State *L) {
     lidset *s = lark_self(L, LARK_IDSET);
@@ -1849,6 +2195,7 @@ static lidset *push_idset(lua_State *L, int mt, bool make) {
     s->tag = LARK_IDSET;
     s->s = NULL;
     s->version = 0;
+    s->world = NULL;
     lua_pushvalue(L, mt);
     lua_setmetatable(L, -2);
     if (make) {
@@ -1863,8 +2210,20 @@ static int l_idset_new(lua_State *L) {
     return 1;
 }
 
+/* Raise if s is attached to an entity pool: its ids are entities',
+ * changed through the pool's tag and untag only. */
+static void not_attached(lua_State *L, const lidset *s, const char *who) {
+    if (s->world != NULL) {
+        luaL_error(L,
+                   "%s: the set is attached to an entity pool: use "
+                   "pool:tag and pool:untag",
+                   who);
+    }
+}
+
 static int l_idset_insert(lua_State *L) {
     lidset *s = check_idset(L);
+    not_attached(L, s, "ark.idset:insert");
     uint32_t id;
     if (!lark_id(L, 2, &id)) {
         return luaL_error(L, "ark.idset:insert: an id is an integer in "
@@ -1879,6 +2238,7 @@ static int l_idset_insert(lua_State *L) {
 
 static int l_idset_remove(lua_State *L) {
     lidset *s = check_idset(L);
+    not_attached(L, s, "ark.idset:remove");
     uint32_t id;
     ark_status st =
         lark_id(L, 2, &id) ? ark_idset_remove(s->s, id) : ARK_ENOTFOUND;
@@ -1988,7 +2348,8 @@ static int ids_step(lua_State *L) {
         w->state = 1;
     } else if (w->state != 1) {
         return 0;
-    } else if (w->version != s->version) {
+    } else if (w->version != s->version || s->world != NULL) {
+        /* An attached set also changes when its entities are removed. */
         size_t pos = w->last == UINT32_MAX
                          ? ark_idset_count(s->s)
                          : ark_idset_lower_bound(s->s, w->last + 1);
@@ -2072,11 +2433,411 @@ static int l_idset_tostring(lua_State *L) {
     return 1;
 }
 
-static int l_idset_close(lua_State *L) {
-    lidset *s = lark_self(L, LARK_IDSET);
+/* Destroy the set (an attached one detaches itself). */
+static void idset_destroy(lidset *s) {
     ark_idset_destroy(s->s);
     s->s = NULL;
+}
+
+static int l_idset_close(lua_State *L) {
+    lidset *s = lark_self(L, LARK_IDSET);
+    if (s->s != NULL && s->world != NULL) {
+        if (s->world->wbusy != 0) {
+            return luaL_error(L, "ark.idset: cannot close it while a "
+                                 "removal hook of its entity pool runs");
+        }
+        lark_push_anchor(L, 1);
+        world_leave(L, s->world, -1, s);
+        lua_pop(L, 1);
+    }
+    idset_destroy(s);
+    s->world = NULL;
     return 0;
+}
+
+/* __gc: an attached set goes in the same cycle as its entity pool. */
+static int l_idset_gc(lua_State *L) {
+    lidset *s = lark_test(L, 1, LARK_IDSET);
+    if (s != NULL) {
+        idset_destroy(s);
+    }
+    return 0;
+}
+
+/* ---- entities: tags, ids and queries ---- */
+
+/* The set at idx: an open ark.idset attached to entity pool p, or raise. */
+static lidset *check_tags(lua_State *L, const lpool *p, int idx,
+                          const char *who) {
+    lidset *s = lark_test(L, idx, LARK_IDSET);
+    if (s == NULL || s->s == NULL) {
+        luaL_error(L, "%s: the set is not an open ark.idset", who);
+    }
+    if (s->world != &p->b) {
+        luaL_error(L,
+                   "%s: the set is not attached to this pool "
+                   "(pool:attach(set))",
+                   who);
+    }
+    return s;
+}
+
+/* Drop what lark_anchor keeps for the userdata at ud (absolute). */
+static void lark_unanchor(lua_State *L, int ud) {
+#if LARK_INTEGERS
+    lua_pushnil(L);
+    lark_setenv(L, ud);
+#else
+    lark_getenv(L, ud);
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lark_env_clear(L, lua_gettop(L), 1);
+    }
+    lua_pop(L, 1);
+#endif
+}
+
+/* p:attach(set): the set becomes a tag of p's entities. True, or nil and
+ * a message when it holds an id of no live entity (a loaded set). */
+static int l_pool_attach(lua_State *L) {
+    const char *who = "ark.pool:attach";
+    lpool *p = check_pool(L);
+    lidset *s = lark_test(L, 2, LARK_IDSET);
+    if (s == NULL || s->s == NULL) {
+        return luaL_error(L, "%s: the set is not an open ark.idset", who);
+    }
+    if (p->b.keyed) {
+        return luaL_error(L, "%s: a keyed pool holds no entities", who);
+    }
+    if (s->world == &p->b) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (s->world != NULL) {
+        return luaL_error(L, "%s: the set is attached to another pool", who);
+    }
+    /* What may allocate (raise) first: then ark, which may refuse. */
+    lark_anchor(L, 2, 1); /* the set keeps the pool alive */
+    world_join(L, &p->b, 1, s, 2);
+    ark_status st = ark_pool_attach_idset(p->b.pool, s->s);
+    if (st != ARK_OK) {
+        world_leave(L, &p->b, 1, s);
+        lark_unanchor(L, 2);
+        lark_nomem(L, st, who);
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: the set holds ids of no live entity", who);
+        return 2;
+    }
+    s->world = &p->b;
+    s->version++;
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* p:detach(set): true if it was attached to p (its ids stay). */
+static int l_pool_detach(lua_State *L) {
+    lpool *p = check_pool(L);
+    lidset *s = lark_test(L, 2, LARK_IDSET);
+    if (s == NULL || s->s == NULL || s->world != &p->b) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (p->b.wbusy != 0) {
+        return luaL_error(L, "ark.pool:detach: not while a removal hook of "
+                             "the pool's world runs");
+    }
+    ark_pool_detach_idset(p->b.pool, s->s);
+    s->world = NULL;
+    s->version++;
+    world_leave(L, &p->b, 1, s);
+    lark_unanchor(L, 2);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* p:tag(set, h), p:untag(set, h): true, or false and why ("exists",
+ * "notfound", "stale", "range", "null", "foreign", "invalid"). */
+static int tag_or_untag(lua_State *L, bool tag) {
+    const char *who = tag ? "ark.pool:tag" : "ark.pool:untag";
+    lpool *p = check_pool(L);
+    lidset *s = check_tags(L, p, 2, who);
+    ark_handle h;
+    ark_status st = ARK_EINVAL;
+    if (lark_handle(L, 3, &h)) {
+        st = tag ? ark_pool_tag(p->b.pool, s->s, h)
+                 : ark_pool_untag(p->b.pool, s->s, h);
+    }
+    lark_nomem(L, st, who);
+    s->version += st == ARK_OK;
+    lua_pushboolean(L, st == ARK_OK);
+    if (st == ARK_OK) {
+        return 1;
+    }
+    lua_pushstring(L, lark_word(st));
+    return 2;
+}
+
+static int l_pool_tag(lua_State *L) { return tag_or_untag(L, true); }
+
+static int l_pool_untag(lua_State *L) { return tag_or_untag(L, false); }
+
+/* p:has_tag(set, h) */
+static int l_pool_has_tag(lua_State *L) {
+    lpool *p = check_pool(L);
+    lidset *s = check_tags(L, p, 2, "ark.pool:has_tag");
+    ark_handle h;
+    lua_pushboolean(L, lark_handle(L, 3, &h) &&
+                           ark_pool_has_tag(p->b.pool, s->s, h));
+    return 1;
+}
+
+/* p:id(h): the id of the live element h (what tag sets hold), or nil. */
+static int l_pool_id(lua_State *L) {
+    lpool *p = check_pool(L);
+    ark_handle h;
+    uint32_t id = lark_handle(L, 2, &h) ? ark_pool_id(p->b.pool, h) : 0;
+    if (id == 0) {
+        lua_pushnil(L);
+    } else {
+        lua_pushinteger(L, (lua_Integer)id);
+    }
+    return 1;
+}
+
+/* p:handle_by_id(id): the handle of the live element with that id, or
+ * nil. */
+static int l_pool_handle_by_id(lua_State *L) {
+    lpool *p = check_pool(L);
+    uint32_t id;
+    ark_handle h = lark_id(L, 2, &id) ? ark_pool_handle_by_id(p->b.pool, id)
+                                      : ARK_NULL_HANDLE;
+    if (h == ARK_NULL_HANDLE) {
+        lua_pushnil(L);
+    } else {
+        lark_push_u64(L, h);
+    }
+    return 1;
+}
+
+/* A query: ark_query over the C containers, and the Lua containers of its
+ * terms (env[0] the entity pool, env[k + 1] term k's, kept alive there).
+ * Terms 0 .. nwith - 1 are the `with` ones, in the order given; the
+ * `without` ones follow. */
+enum { LQ_TABLE, LQ_POOL, LQ_TAG };
+
+typedef struct lquery {
+    const char *tag; /* LARK_QUERY */
+    ark_query q;
+    lbox *entities;
+    unsigned n, nwith;
+    unsigned char kind[ARK_QUERY_MAX_TERMS];
+    void *term[ARK_QUERY_MAX_TERMS]; /* lbox (LQ_TABLE, LQ_POOL) or lidset */
+} lquery;
+
+/* Raise unless every container of q is open and its tag sets attached. */
+static void query_open(lua_State *L, const lquery *q) {
+    bool open = q->entities->c != NULL;
+    for (unsigned k = 0; k < q->n && open; k++) {
+        if (q->kind[k] == LQ_TAG) {
+            const lidset *s = q->term[k];
+            open = s->s != NULL && s->world == q->entities;
+        } else {
+            open = ((const lbox *)q->term[k])->c != NULL;
+        }
+    }
+    if (!open) {
+        luaL_error(L, "ark.query: a container of the query is closed (or a "
+                      "tag set detached)");
+    }
+}
+
+static lquery *check_query(lua_State *L) {
+    lquery *q = lark_self(L, LARK_QUERY);
+    query_open(L, q);
+    return q;
+}
+
+/* Add the container at idx (absolute) as a with or without term. */
+static void query_term(lua_State *L, lquery *q, int idx, bool with,
+                       const char *who) {
+    const char *list = with ? "with" : "without";
+    if (q->n == ARK_QUERY_MAX_TERMS) {
+        luaL_error(L, "%s: at most %d terms", who, ARK_QUERY_MAX_TERMS);
+    }
+    lbox *b = lark_box(L, idx);
+    lidset *s = lark_test(L, idx, LARK_IDSET);
+    ark_status st = ARK_EINVAL;
+    unsigned k = q->n;
+    if (b != NULL && b->c != NULL) {
+        if (is_pool(b)) {
+            st = with ? ark_query_with_pool(&q->q, b->pool, NULL)
+                      : ark_query_without_pool(&q->q, b->pool, NULL);
+            q->kind[k] = LQ_POOL;
+        } else {
+            st = with ? ark_query_with_table(&q->q, b->t, NULL)
+                      : ark_query_without_table(&q->q, b->t, NULL);
+            q->kind[k] = LQ_TABLE;
+        }
+        q->term[k] = b;
+    } else if (s != NULL && s->s != NULL) {
+        st = with ? ark_query_with_tag(&q->q, s->s, NULL)
+                  : ark_query_without_tag(&q->q, s->s, NULL);
+        q->kind[k] = LQ_TAG;
+        q->term[k] = s;
+    } else {
+        luaL_error(L,
+                   "%s: a %s term is a keyed ark.table or ark.pool or an "
+                   "attached ark.idset, open (got %s)",
+                   who, list, luaL_typename(L, idx));
+    }
+    if (st != ARK_OK) {
+        luaL_error(L,
+                   "%s: a %s term is not keyed by (or, a set, attached to) "
+                   "the query's entity pool",
+                   who, list);
+    }
+    q->n++;
+}
+
+/* ark.query(entities, { with = {...}, without = {...} }) */
+static int l_query_new(lua_State *L) {
+    static const char *const options[] = {"with", "without", NULL};
+    const char *who = "ark.query";
+    lua_settop(L, 2);
+    lpool *e = lark_test(L, 1, LARK_POOL);
+    if (e == NULL || e->b.pool == NULL || e->b.keyed) {
+        return luaL_error(L,
+                          "%s: the entities are an open ark.pool keyed by "
+                          "nothing",
+                          who);
+    }
+    lark_opts_check(L, 2, who, options);
+    lquery *q = lark_newud(L, sizeof *q);
+    memset(q, 0, sizeof *q);
+    q->tag = LARK_QUERY;
+    q->entities = &e->b;
+    ark_query_init(&q->q, e->b.pool);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_setmetatable(L, -2);
+    lua_createtable(L, ARK_QUERY_MAX_TERMS, 1);
+    int env = lua_gettop(L);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, env, 0);
+    for (int pass = 0; pass < 2 && !lua_isnil(L, 2); pass++) {
+        lua_getfield(L, 2, options[pass]);
+        int list = lua_gettop(L);
+        if (!lua_isnil(L, list)) {
+            luaL_checktype(L, list, LUA_TTABLE);
+            int n = (int)lark_rawlen(L, list);
+            for (int i = 1; i <= n; i++) {
+                lua_rawgeti(L, list, i);
+                query_term(L, q, lua_gettop(L), pass == 0, who);
+                lua_rawseti(L, env, (int)q->n);
+            }
+        }
+        lua_pop(L, 1);
+        if (pass == 0) {
+            q->nwith = q->n;
+        }
+    }
+    lark_setenv(L, env - 1);
+    return 1;
+}
+
+/* The walk each() returns: the C iterator, advanced at the start of each
+ * step (an entity the loop body removes is never returned). */
+typedef struct lqiter {
+    lquery *q;
+    ark_query_iter it;
+    int state; /* 0 not started, 1 running, 2 done */
+} lqiter;
+
+/* Upvalues: the walk, the query, then per `with` term a row view (table),
+ * the values (pool) or nil (tag). Allocates nothing. */
+static int query_step(lua_State *L) {
+    lqiter *s = lua_touserdata(L, lua_upvalueindex(1));
+    lquery *q = s->q;
+    query_open(L, q);
+    if (s->state == 0) {
+        s->it = ark_query_iter_begin(&q->q);
+        s->state = 1;
+    } else if (s->state == 1) {
+        ark_query_iter_next(&s->it);
+    } else {
+        return 0;
+    }
+    if (!ark_query_iter_valid(&s->it)) {
+        s->state = 2;
+        return 0;
+    }
+    ark_handle h = ark_query_iter_handle(&s->it);
+    lark_push_u64(L, h);
+    for (unsigned k = 0; k < q->nwith; k++) {
+        int up = lua_upvalueindex((int)k + 3);
+        switch (q->kind[k]) {
+        case LQ_TABLE:
+            ((lrow *)lua_touserdata(L, up))->h = h;
+            lua_pushvalue(L, up);
+            break;
+        case LQ_POOL:
+            lark_env_get(L, up, s->it.id);
+            break;
+        default:
+            lua_pushboolean(L, 1);
+            break;
+        }
+    }
+    return 1 + (int)q->nwith;
+}
+
+/* q:each(), pairs(q): for e, c1, c2, ... in q:each() */
+static int l_query_each(lua_State *L) {
+    lquery *q = check_query(L);
+    lqiter *s = lark_newud(L, sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->q = q;
+    lua_pushvalue(L, 1);
+    lark_getenv(L, 1);
+    int env = lua_gettop(L);
+    for (unsigned k = 0; k < q->nwith; k++) {
+        lua_rawgeti(L, env, (int)k + 1);
+        if (q->kind[k] == LQ_TABLE) {
+            lrow *row = lark_newud(L, sizeof *row);
+            row->tag = LARK_ROW;
+            row->t = q->term[k];
+            row->h = ARK_NULL_HANDLE;
+            luaL_getmetatable(L, LARK_ROW);
+            lua_setmetatable(L, -2);
+            lark_anchor(L, -1, -2);
+        } else if (q->kind[k] == LQ_POOL) {
+            lark_getenv(L, -1);
+        } else {
+            lua_pushnil(L);
+        }
+        lua_remove(L, -2);
+    }
+    lua_remove(L, env);
+    lua_pushcclosure(L, query_step, 2 + (int)q->nwith);
+    return 1;
+}
+
+/* q:count(): the entities that match now. */
+static int l_query_count(lua_State *L) {
+    lquery *q = check_query(L);
+    size_t n = 0;
+    for (ark_query_iter it = ark_query_iter_begin(&q->q);
+         ark_query_iter_valid(&it); ark_query_iter_next(&it)) {
+        n++;
+    }
+    lua_pushinteger(L, (lua_Integer)n);
+    return 1;
+}
+
+static int l_query_tostring(lua_State *L) {
+    lquery *q = lark_self(L, LARK_QUERY);
+    lark_pushf(L, "ark.query (%llu with, %llu without)",
+               (unsigned long long)q->nwith,
+               (unsigned long long)(q->n - q->nwith));
+    return 1;
 }
 
 /* ---- the module ---- */
@@ -2090,10 +2851,19 @@ static const luaL_Reg box_methods[] = {
     {"layout", l_layout}, {"close", l_close},
     {NULL, NULL}};
 
-static const luaL_Reg pool_methods[] = {
-    {"insert", l_pool_insert}, {"insert_at", l_pool_insert_at},
-    {"get", l_pool_get},       {"set", l_pool_set},
-    {"pairs", l_pool_pairs},   {NULL, NULL}};
+static const luaL_Reg pool_methods[] = {{"insert", l_pool_insert},
+                                        {"insert_at", l_pool_insert_at},
+                                        {"get", l_pool_get},
+                                        {"set", l_pool_set},
+                                        {"pairs", l_pool_pairs},
+                                        {"attach", l_pool_attach},
+                                        {"detach", l_pool_detach},
+                                        {"tag", l_pool_tag},
+                                        {"untag", l_pool_untag},
+                                        {"has_tag", l_pool_has_tag},
+                                        {"id", l_pool_id},
+                                        {"handle_by_id", l_pool_handle_by_id},
+                                        {NULL, NULL}};
 
 static const luaL_Reg pool_meta[] = {{"__len", l_len},
                                      {"__pairs", l_pool_pairs},
@@ -2142,8 +2912,14 @@ static const luaL_Reg idset_methods[] = {
 static const luaL_Reg idset_meta[] = {{"__len", l_idset_len},
                                       {"__tostring", l_idset_tostring},
                                       {"__close", l_idset_close},
-                                      {"__gc", l_idset_close},
+                                      {"__gc", l_idset_gc},
                                       {NULL, NULL}};
+
+static const luaL_Reg query_methods[] = {
+    {"each", l_query_each}, {"count", l_query_count}, {NULL, NULL}};
+
+static const luaL_Reg query_meta[] = {
+    {"__pairs", l_query_each}, {"__tostring", l_query_tostring}, {NULL, NULL}};
 
 static const luaL_Reg row_meta[] = {{"__index", l_row_index},
                                     {"__newindex", l_row_newindex},
@@ -2220,6 +2996,28 @@ LARK_EXPORT int luaopen_ark(lua_State *L) {
     lua_setfield(L, mod, "idset");
     lua_pushcclosure(L, l_idset_load, 1);
     lua_setfield(L, mod, "idset_load");
+
+    mt = new_type(L, LARK_QUERY, query_meta, query_methods, NULL);
+    lua_pushcclosure(L, l_query_new, 1);
+    lua_setfield(L, mod, "query");
+
+    /* The sizes of the C API's structs as this module's compiler lays
+     * them out: the tests hold LuaJIT's FFI declarations to them. */
+    static const struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {{"ark_query", sizeof(ark_query)},
+                 {"ark_query_iter", sizeof(ark_query_iter)},
+                 {"ark_pool_iter", sizeof(ark_pool_iter)},
+                 {"ark_idset_iter", sizeof(ark_idset_iter)},
+                 {"ark_pool_config", sizeof(ark_pool_config)},
+                 {"ark_table_config", sizeof(ark_table_config)}};
+    lua_createtable(L, 0, (int)(sizeof sizes / sizeof *sizes));
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        lua_pushinteger(L, (lua_Integer)sizes[i].size);
+        lua_setfield(L, -2, sizes[i].name);
+    }
+    lua_setfield(L, mod, "_sizeof");
 
     lua_pushfstring(L, "ark %d.%d.%d", ARK_VERSION_MAJOR, ARK_VERSION_MINOR,
                     ARK_VERSION_PATCH);

@@ -14,3 +14,15 @@ case("manual_example", function()
   H.ok(n <= 30, "the example has " .. n .. " lines; the manual promises 30")
   assert((loadstring or load)(code, "=docs/lua.md"))()
 end)
+
+-- The example of its section "Entities, components and tags", likewise.
+case("entities_example", function()
+  local path = assert(os.getenv("ARK_DOCS"), "ARK_DOCS is set by ctest") .. "/lua.md"
+  local f = assert(io.open(path))
+  local text = f:read("*a")
+  f:close()
+  local section = assert(text:match("\n### Entities, components and tags\n(.*)"),
+                         "no section 'Entities, components and tags' in " .. path)
+  local code = assert(section:match("```lua\n(.-)\n```"), "no lua block in the section")
+  assert((loadstring or load)(code, "=docs/lua.md (entities)"))()
+end)
