@@ -27,27 +27,54 @@ ARK_API extern inline size_t ark_query_iter_row(const ark_query_iter *it,
 /* ---- tags -------------------------------------------------------------- */
 
 /* What the entity pool's engine asks of an attached id set. */
+/* Whether id may be in s: its membership bit, which every tag set keeps
+ * for the ids of its pool's storage (past them, a search decides). */
+static bool tags_may_hold(const ark_idset *s, uint32_t id) {
+    return id >= s->v.present_bits ||
+           (s->v.present[id >> 6] >> (id & 63) & 1) != 0;
+}
+
+/* Whether any of the n ids may be in s. */
+static bool tags_may_hold_any(const ark_idset *s, const uint32_t *ids,
+                              size_t n) {
+    for (size_t e = 0; e < n; e++) {
+        if (tags_may_hold(s, ids[e])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint32_t tags_id(const ark_idset *s, ark_handle h) {
+    const ark__slots *k = s->detach_ctx;
+    return (uint32_t)(h & k->v->layout.index_mask);
+}
+
 static ark_status tags_prepare(void *c, ark_handle h) {
     ark_idset *s = c;
-    const ark__slots *k = s->detach_ctx;
-    return ark__idset_remove_prepare(s,
-                                     (uint32_t)(h & k->v->layout.index_mask));
+    uint32_t id = tags_id(s, h);
+    return tags_may_hold(s, id) ? ark__idset_remove_prepare(s, id) : ARK_OK;
 }
 
 static void tags_remove(void *c, ark_handle h, bool hook) {
     ark_idset *s = c;
-    const ark__slots *k = s->detach_ctx;
+    uint32_t id = tags_id(s, h);
     (void)hook;
-    /* prepared: cannot fail; absent: nothing to do */
-    (void)ark_idset_remove(s, (uint32_t)(h & k->v->layout.index_mask));
+    if (tags_may_hold(s, id)) {
+        /* prepared: cannot fail; absent: nothing to do */
+        (void)ark_idset_remove(s, id);
+    }
 }
 
 static ark_status tags_remove_ids(void *c, const uint32_t *ids, size_t n) {
-    return ark_idset_remove_sorted(c, ids, n);
+    return tags_may_hold_any(c, ids, n) ? ark_idset_remove_sorted(c, ids, n)
+                                        : ARK_OK;
 }
 
 static ark_status tags_prepare_ids(void *c, const uint32_t *ids, size_t n) {
-    return ark__idset_remove_sorted_prepare(c, ids, n);
+    return tags_may_hold_any(c, ids, n)
+               ? ark__idset_remove_sorted_prepare(c, ids, n)
+               : ARK_OK;
 }
 
 static void tags_clear(void *c) { ark__idset_free_all(c); }

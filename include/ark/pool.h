@@ -350,7 +350,8 @@ ARK_API ark_status ark_pool_save(const ark_pool *p, const ark_writer *w);
  * pool's full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
  * ARK_EINVAL (cfg invalid, or its layout, elem_size or seal key differ
- * from the snapshot's), ARK_ENOMEM, the reader's status.
+ * from the snapshot's, or cfg has keys and the snapshot's pool had none,
+ * or the reverse), ARK_ENOMEM, the reader's status.
  * Complexity: O(slots issued + bytes read).
  */
 ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,

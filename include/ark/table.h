@@ -266,7 +266,8 @@ ARK_API ark_status ark_table_save(const ark_table *t, const ark_writer *w);
  * load: everything is checked before use, memory grows only as the data
  * arrives, and the table passes full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
- * ARK_EINVAL (cfg invalid or different from the snapshot's), ARK_ENOMEM,
+ * ARK_EINVAL (cfg invalid or different from the snapshot's, keys
+ * included: a keyed table loads only with keys), ARK_ENOMEM,
  * the reader's status.
  * Complexity: O(slots issued + bytes read).
  */

@@ -52,6 +52,7 @@ ark_status ark__slots_attach(ark__slots *k, const ark__slots_attached *a) {
     l[k->nattached++] = *a;
     k->ntags += a->tag;
     k->nhooked += !a->tag && ((const ark__slots *)a->c)->has_hook;
+    k->attach_changes++;
     ark__slots_refresh_fast(k);
     return ARK_OK;
 }
@@ -62,6 +63,7 @@ void ark__slots_detach(ark__slots *k, const void *c) {
             const ark__slots_attached *a = &k->attached[j];
             k->ntags -= a->tag;
             k->nhooked -= !a->tag && ((const ark__slots *)a->c)->has_hook;
+            k->attach_changes++;
             memmove(k->attached + j, k->attached + j + 1,
                     (k->nattached - j - 1) * sizeof *k->attached);
             k->nattached--;
@@ -196,11 +198,17 @@ void ark__slots_prefetch(const ark__slots *k, uint64_t i) {
 
 void ark__slots_cascade(ark__slots *k, ark_handle h) {
     /* A hook run here may create or destroy keyed containers (attach,
-     * detach): index the list afresh each time. An element a hook adds is
-     * refused, the entity being dying. */
+     * detach), which moves the list: then the walk starts over, removing
+     * again being a no-op for a container that holds nothing for h. An
+     * element a hook adds is refused, the entity being dying. */
+    uint64_t seen = k->attach_changes;
     for (size_t j = 0; j < k->nattached; j++) {
         if (!k->attached[j].tag) {
             k->attached[j].remove(k->attached[j].c, h, !k->quiet);
+            if (k->attach_changes != seen) {
+                seen = k->attach_changes;
+                j = (size_t)-1;
+            }
         }
     }
 }

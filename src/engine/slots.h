@@ -140,8 +140,9 @@ typedef struct ark__slots {
     /* the containers attached to this key space */
     ark__slots_attached *attached;
     size_t nattached, attached_cap;
-    size_t ntags;   /* attached tag sets */
-    size_t nhooked; /* attached keyed containers with an on_remove */
+    size_t ntags;            /* attached tag sets */
+    size_t nhooked;          /* attached keyed containers with an on_remove */
+    uint64_t attach_changes; /* attaches and detaches so far */
 } ark__slots;
 
 /* What offset 4 of a retired slot holds: no free slot's next generation

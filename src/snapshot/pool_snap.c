@@ -82,6 +82,9 @@ ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,
     ark_status st = ark__snap_read_header(
         &in, &hd, cfg->keys != NULL ? ARK__SNAP_KEYED_POOL : ARK__SNAP_POOL,
         NULL, 0, &mismatch);
+    if (st == ARK_OK && mismatch) {
+        st = ARK_EINVAL; /* keyed and plain pools do not mix */
+    }
     ark_pool *p = NULL;
     if (st == ARK_OK) {
         st = ark_pool_create(&p, cfg);

@@ -305,7 +305,7 @@ ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
         if (memcmp(hd->keys, s->seal_keys, sizeof s->seal_keys) != 0) {
             return ARK_EINVAL;
         }
-    } else {
+    } else if (!s->keyed) { /* a keyed container seals as its key space */
         memcpy(s->seal_keys, hd->keys, sizeof s->seal_keys);
     }
     return ARK_OK;

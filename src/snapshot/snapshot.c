@@ -297,10 +297,20 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
     for (unsigned k = 3; k < sizeof bits; k++) {
         reserved_zero = reserved_zero && bits[k] == 0;
     }
+    /* A keyed pool's snapshot loaded as a plain pool (or the reverse, or
+     * for tables) is a config that differs from the snapshot: a mismatch,
+     * once the checksum says the descriptor is whole. */
+    uint32_t sibling = kind == ARK__SNAP_POOL          ? ARK__SNAP_KEYED_POOL
+                       : kind == ARK__SNAP_TABLE       ? ARK__SNAP_KEYED_TABLE
+                       : kind == ARK__SNAP_KEYED_POOL  ? ARK__SNAP_POOL
+                       : kind == ARK__SNAP_KEYED_TABLE ? ARK__SNAP_TABLE
+                                                       : kind;
     if (memcmp(magic, snap_magic, sizeof magic) != 0 ||
-        version != ARK__SNAP_VERSION || hd->kind != kind || !reserved_zero) {
+        version != ARK__SNAP_VERSION ||
+        (hd->kind != kind && hd->kind != sibling) || !reserved_zero) {
         return ARK_ECORRUPT;
     }
+    *mismatch = hd->kind != kind;
     if (kind == ARK__SNAP_TABLE || kind == ARK__SNAP_KEYED_TABLE) {
         /* The column sizes, one announced at a time: a huge count in a
          * corrupt descriptor costs only the bytes actually there. */
