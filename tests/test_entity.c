@@ -646,19 +646,19 @@ TEST(a_saved_world_loads_the_same) {
     world_free(&w);
 }
 
-/* A hook of the first keyed container destroys a second one while the
+/* A hook of the second keyed container destroys the first while the
  * entity's cascade walks the list: the third still loses its element. */
 typedef struct three {
     ark_pool *units, *a, *b, *c;
 } three;
 
-static void a_gone(void *elem, ark_handle h, void *user) {
+static void b_gone(void *elem, ark_handle h, void *user) {
     three *t = user;
     (void)elem;
     (void)h;
-    if (t->b != NULL) {
-        ark_pool_destroy(t->b);
-        t->b = NULL;
+    if (t->a != NULL) {
+        ark_pool_destroy(t->a);
+        t->a = NULL;
     }
 }
 
@@ -666,11 +666,11 @@ TEST(a_hook_that_detaches_a_container_skips_no_other) {
     three t = {0};
     ark_pool_config uc = {ARK_POOL_ELEM(unit)};
     CHECK_OK(ark_pool_create(&t.units, &uc));
-    ark_pool_config ac = {ARK_POOL_ELEM(vec2), .keys = t.units,
-                          .on_remove = a_gone, .user = &t};
+    ark_pool_config bc = {ARK_POOL_ELEM(vec2), .keys = t.units,
+                          .on_remove = b_gone, .user = &t};
     ark_pool_config pc = {ARK_POOL_ELEM(vec2), .keys = t.units};
-    CHECK_OK(ark_pool_create(&t.a, &ac));
-    CHECK_OK(ark_pool_create(&t.b, &pc));
+    CHECK_OK(ark_pool_create(&t.a, &pc));
+    CHECK_OK(ark_pool_create(&t.b, &bc));
     CHECK_OK(ark_pool_create(&t.c, &pc));
     ark_handle e;
     CHECK_OK(ark_pool_insert(t.units, &(unit){1}, &e));
@@ -678,11 +678,11 @@ TEST(a_hook_that_detaches_a_container_skips_no_other) {
     CHECK_OK(ark_pool_insert_at(t.b, e, &(vec2){2, 2}));
     CHECK_OK(ark_pool_insert_at(t.c, e, &(vec2){3, 3}));
     CHECK_OK(ark_pool_remove(t.units, e));
-    CHECK(t.b == NULL);
-    CHECK_EQ(ark_pool_count(t.a), 0);
+    CHECK(t.a == NULL);
+    CHECK_EQ(ark_pool_count(t.b), 0);
     CHECK_EQ(ark_pool_count(t.c), 0);
     CHECK_OK(ark_pool_validate(t.c));
-    ark_pool_destroy(t.a);
+    ark_pool_destroy(t.b);
     ark_pool_destroy(t.c);
     ark_pool_destroy(t.units);
 }
