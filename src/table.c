@@ -253,9 +253,10 @@ static uint64_t table_next_live(const void *c, uint64_t from) {
     return 0;
 }
 
+/* Reserve backs the handle slots as growth does (zeroed). */
 static const ark__slots_ops table_ops = {table_grow_slots, table_unlink_slot,
-                                         table_run_hook, table_drop_row,
-                                         table_next_live};
+                                         table_run_hook,   table_drop_row,
+                                         table_next_live,  table_grow_slots};
 
 /* ---- create and destroy ------------------------------------------------ */
 

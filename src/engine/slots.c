@@ -220,7 +220,9 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
     uint64_t wait =
         nfree < ARK_REUSE_DELAY - 1 ? ARK_REUSE_DELAY - 1 - nfree : 0;
     uint64_t want = s->v->issued + need + wait;
-    return ark__slots_grow_to(s, want < s->limit ? want : s->limit);
+    want = want < s->limit ? want : s->limit;
+    ark_status st = s->ops->back(s->owner, want);
+    return st == ARK_OK ? ark__slots_grow_ring(s, want) : st;
 }
 
 /* ---- removal ----------------------------------------------------------- */
