@@ -48,8 +48,10 @@
  * is O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
  * 17.07 bytes per slot, 19.5 to 39 bytes per entry.
  *
- * Pointers: m (and out, w, r where a function takes them) must be
- * non-NULL; ark_idmap_destroy(NULL) does nothing. Keys may be any value.
+ * Pointers: m (and out, fn, w, r where a function takes them) must be
+ * non-NULL unless a function says otherwise; ark_idmap_destroy(NULL) does
+ * nothing. Keys may be any value. A writer without a write function, or a
+ * reader without a read function, is ARK_EINVAL.
  *
  * Thread-safety: none; a map may be read by several threads at once if
  * none writes.
@@ -82,7 +84,8 @@ typedef struct ark_idmap ark_idmap;
  * getentropy or BCryptGenRandom; where none answers, a value mixed from
  * addresses and clocks, distinct per map but not secret: the probe bound
  * still caps every operation). Nothing but the map itself is allocated until
- * the first insert or reserve. *out is set only on success.
+ * the first insert or reserve. a may be NULL (the C library). *out is
+ * set only on success.
  * Memory: with a = NULL (the C library) on a 64-bit system, a table of
  * 64 KiB to 4 GiB of slots lies in a reservation of address space with
  * room for 64 times as many groups, up to 4 GiB of slots; its pages are
@@ -131,7 +134,8 @@ ARK_API void ark_idmap_clear(ark_idmap *m);
 
 /*
  * Call fn(key, value, ud) on every entry, in table order, until fn returns
- * false. The map must not be modified during the walk.
+ * false. ud is passed as is (it may be NULL). The map must not be modified
+ * during the walk.
  */
 ARK_API void ark_idmap_each(const ark_idmap *m,
                             bool (*fn)(uint64_t key, uint64_t value, void *ud),
@@ -223,17 +227,21 @@ ARK__INLINE void ark_idmap_iter_next(ark_idmap_iter *it);
 /*
  * Write the map to w as a snapshot (docs/snapshot.md): its (key, value)
  * pairs in iteration order, with a checksum. The hash seed is not saved.
- * Errors: the writer's status. Complexity: O(count).
+ * Errors: the writer's status, ARK_EINVAL (w->write NULL).
+ * Complexity: O(count).
  */
 ARK_API ark_status ark_idmap_save(const ark_idmap *m, const ark_writer *w);
 
 /*
  * Make a map from the snapshot r reads (one made by ark_idmap_save); *out
- * is set only on success. The map draws a fresh seed from the OS, so its
- * iteration order may differ from the saved map's. Any byte sequence is
- * safe: malformed input (a duplicate key included) gives ARK_ECORRUPT,
- * never a crash, and memory grows only with the pairs actually read.
- * Errors: ARK_ECORRUPT, ARK_ENOMEM, or the reader's status.
+ * is set only on success. a is the map's allocator, as for
+ * ark_idmap_create (NULL: the C library). The map draws a fresh seed from
+ * the OS, so its iteration order may differ from the saved map's. Any
+ * byte sequence is safe: malformed input (a duplicate key included)
+ * gives ARK_ECORRUPT, never a crash, and memory grows only with the pairs
+ * actually read.
+ * Errors: ARK_ECORRUPT, ARK_EINVAL (r->read NULL), ARK_ENOMEM, or the
+ * reader's status.
  * Complexity: O(count) expected.
  */
 ARK_API ark_status ark_idmap_load(ark_idmap **out, const ark_allocator *a,

@@ -40,9 +40,11 @@
  * allocator, slots live in pages from the allocator (one more load per
  * lookup, through a small page table). Either way elements never move.
  *
- * Pointers: p (and elem, w, r, out where a function takes them) must be
- * non-NULL unless a function says otherwise; ark_pool_destroy(NULL) does
- * nothing. Handles may be any value.
+ * Pointers: p (and cfg, elem, fn, w, r, out where a function takes them)
+ * must be non-NULL unless a function says otherwise;
+ * ark_pool_destroy(NULL) does nothing. Handles may be any value. A writer
+ * without a write function, or a reader without a read function, is
+ * ARK_EINVAL.
  *
  * Removal hooks: on_remove runs once for every element removed by remove,
  * flush and clear(true). While it runs the element's handle still resolves
@@ -234,7 +236,8 @@ ARK_API void ark_pool_clear(ark_pool *p, bool run_hook);
 /*
  * Return the handle of the live element at address elem, or
  * ARK_NULL_HANDLE if elem is not the address of a live element of p (an
- * element whose on_remove is running counts as live).
+ * element whose on_remove is running counts as live). elem may be any
+ * pointer, NULL included; it is compared, never read.
  * Complexity: O(1) in the reserved range, O(log pages) past it.
  */
 ARK_API ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem);
@@ -258,10 +261,11 @@ ARK_API ark_handle ark_pool_seal(const ark_pool *p, ark_handle h);
 ARK_API ark_handle ark_pool_unseal(const ark_pool *p, ark_handle wire);
 
 /*
- * Call fn on every live element in slot order until it returns false.
- * fn may remove any element (with remove or remove_later); elements
- * removed before they are reached are not visited. Inserting during the
- * walk is allowed; the new element may or may not be visited.
+ * Call fn on every live element in slot order until it returns false; ud
+ * is passed to fn as is (it may be NULL). fn may remove any element
+ * (with remove or remove_later); elements removed before they are reached
+ * are not visited. Inserting during the walk is allowed; the new element
+ * may or may not be visited.
  */
 ARK_API void ark_pool_each(ark_pool *p,
                            bool (*fn)(void *elem, ark_handle h, void *ud),
@@ -303,7 +307,8 @@ ARK_API ark_status ark_pool_insert_at(ark_pool *p, ark_handle h,
  * marked elements in marking order, retired slots. Streams through a
  * 16 KiB buffer on the stack; the snapshot holds the seal key, so keep
  * it as secret as the key.
- * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * Errors: the writer's status, ARK_EINVAL (called from a hook, or
+ * w->write NULL),
  * ARK_ENOMEM (only after insert_at left dead free-queue entries). p is
  * never changed.
  * Complexity: O(slots issued + bytes written).
@@ -323,8 +328,8 @@ ARK_API ark_status ark_pool_save(const ark_pool *p, const ark_writer *w);
  * memory grows only as the data arrives, and the loaded pool passes the
  * pool's full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
- * ARK_EINVAL (cfg invalid, or its layout, elem_size or seal key differ
- * from the snapshot's), ARK_ENOMEM, the reader's status.
+ * ARK_EINVAL (r->read NULL, cfg invalid, or its layout, elem_size or
+ * seal key differ from the snapshot's), ARK_ENOMEM, the reader's status.
  * Complexity: O(slots issued + bytes read).
  */
 ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,

@@ -40,9 +40,10 @@
  *   of 20 columns). The handle index tables always go through the
  *   allocator.
  *
- * Pointers: t (and out, w, r where a function takes them) must be
+ * Pointers: t (and cfg, out, w, r where a function takes them) must be
  * non-NULL unless a function says otherwise; ark_table_destroy(NULL) does
- * nothing. Handles and row numbers may be any value.
+ * nothing. Handles and row numbers may be any value. A writer without a
+ * write function, or a reader without a read function, is ARK_EINVAL.
  *
  * Removal hooks: on_remove(NULL, h, user) runs once for every row removed
  * by remove, flush and clear(true), before the row is popped: while it
@@ -111,9 +112,9 @@ typedef struct ark_table ark_table;
 
 /*
  * Create a table. *out is set only on success.
- * Errors: ARK_EINVAL (no columns, a column size of 0 or above
- * ARK_TABLE_MAX_COLUMN_SIZE, bad handle bits or tag, allocator missing a
- * function), ARK_ENOMEM.
+ * Errors: ARK_EINVAL (no columns, column_sizes NULL, a column size of 0
+ * or above ARK_TABLE_MAX_COLUMN_SIZE, bad handle bits or tag, allocator
+ * missing a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_table_create(ark_table **out,
                                     const ark_table_config *cfg);
@@ -241,7 +242,8 @@ ARK_API ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row);
  * ark_pool_save), the rows in order with their slots, and each column's
  * bytes for the rows in use (live and marked) as they are. Streams
  * through a 16 KiB buffer on the stack; the snapshot holds the seal key.
- * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * Errors: the writer's status, ARK_EINVAL (called from a hook, or
+ * w->write NULL),
  * ARK_ENOMEM (only after insert_at left dead free-queue entries). t is
  * never changed.
  * Complexity: O(slots issued + bytes written).
@@ -259,8 +261,8 @@ ARK_API ark_status ark_table_save(const ark_table *t, const ark_writer *w);
  * load: everything is checked before use, memory grows only as the data
  * arrives, and the table passes full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
- * ARK_EINVAL (cfg invalid or different from the snapshot's), ARK_ENOMEM,
- * the reader's status.
+ * ARK_EINVAL (r->read NULL, cfg invalid or different from the
+ * snapshot's), ARK_ENOMEM, the reader's status.
  * Complexity: O(slots issued + bytes read).
  */
 ARK_API ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,
