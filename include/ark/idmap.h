@@ -87,15 +87,16 @@ typedef struct ark_idmap ark_idmap;
  * the first insert or reserve. a may be NULL (the C library). *out is
  * set only on success.
  * Memory: with a = NULL (the C library) on a 64-bit system, a table of
- * 64 KiB to 4 GiB of slots lies in a reservation of address space with
- * room for 64 times as many groups, up to 4 GiB of slots; its pages are
- * made writable as the table grows there in place, instead of being copied
- * into a second table, so a growing map's peak is its table, not one and a
- * half. The reservation is aligned to 2 MiB and, on Linux, asks for
- * transparent huge pages (madvise), which makes random access to a large
- * map faster (docs/idmap.md). Pass an allocator to decide yourself: its blocks
- * are used as they are, and a growing table is copied. Errors: ARK_EINVAL (a
- * given allocator lacks a function), ARK_ENOMEM.
+ * 64 KiB of slots or more lies in a reservation of address space with
+ * room for 64 times as many groups; its pages are made writable as the
+ * table grows there in place, instead of being copied into a second
+ * table, so a growing map's peak is its table, not one and a half. Pages
+ * take memory only when a key lands in them. The reservation is aligned
+ * to 2 MiB and, on Linux, asks for transparent huge pages (madvise) once
+ * the map holds a key per 4 KiB of slots, which makes random access to a
+ * large map faster (docs/idmap.md). Pass an allocator to decide yourself:
+ * its blocks are used as they are, and a growing table is copied.
+ * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
 
@@ -120,9 +121,15 @@ ARK_API void ark_idmap_set_seed(ark_idmap *m, uint64_t seed);
  * forces a re-seed). With removals in between, a table more than 3/4 full
  * may still double: removals leave overflow bits behind, and clearing them
  * in place that often would cost O(capacity) per insert.
+ * Cost: with the default allocator the new table's pages are committed,
+ * not touched, so the resident set does not grow with n (keys take the
+ * pages they land in), and a table the system cannot back fails at once;
+ * from a caller's allocator the table's control words (1/16 of it) are
+ * zeroed.
  * Errors: ARK_ENOMEM (the map is unchanged; also when n exceeds
  * ARK_IDMAP_MAX_COUNT, reported before anything is allocated).
- * Complexity: O(capacity) when the table must grow, else O(1).
+ * Complexity: O(capacity held) when the table must grow (its entries are
+ * placed again), else O(1).
  */
 ARK_API ark_status ark_idmap_reserve(ark_idmap *m, size_t n);
 

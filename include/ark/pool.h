@@ -36,9 +36,12 @@
  * Storage: with the C library allocator on a platform with virtual memory
  * the pool reserves address space for max_elements slots (default: about
  * ARK_POOL_DEFAULT_RESERVE_BYTES) and commits it as it grows, so a lookup
- * is base + index * stride. Past the reservation, or with a custom
- * allocator, slots live in pages from the allocator (one more load per
- * lookup, through a small page table). Either way elements never move.
+ * is base + index * stride. Past the reservation slots live in pages (one
+ * more load per lookup, through a small page table): pages of further
+ * reservations, or with a custom allocator, blocks from it. Either way
+ * elements never move, and memory is touched only as elements arrive: a
+ * size passed to reserve or max_elements, however large, costs address
+ * space and commit charge, not resident memory.
  *
  * Pointers: p (and cfg, elem, fn, w, r, out where a function takes them)
  * must be non-NULL unless a function says otherwise;
@@ -55,7 +58,7 @@
  * destroy must not be called from a hook.
  *
  * Cost model: get, check, insert, remove, remove_later are O(1); insert
- * allocates only when a new page or reserved range is needed; iteration is
+ * allocates only when a new page or reservation is needed; iteration is
  * O(slots / 64 + live). get, iteration and the common paths of insert and
  * remove are inline, so a loop of them makes no call (the library exports
  * them too, for bindings).
@@ -118,7 +121,9 @@ typedef struct ark_pool_config {
     uint64_t tag;        /* this pool's tag; must fit in tag_bits */
     /* Elements to reserve address space for (default allocator only); 0 =
      * ARK_POOL_DEFAULT_RESERVE_BYTES worth. A hint, not a limit: past it
-     * the pool grows in pages, a little slower to look up. */
+     * the pool grows in pages, a little slower to look up. Address space
+     * only: any value costs no memory (one the OS cannot reserve means
+     * pages from the allocator). */
     size_t max_elements;
     /* Key of ark_pool_seal; 0 = drawn from the OS's entropy at create. */
     uint64_t seal_key;
@@ -219,8 +224,14 @@ ARK_API size_t ark_pool_count(const ark_pool *p);
  * retired and replaced by a fresh one, which may allocate). An element
  * marked by remove_later keeps its slot until the flush: count it in n
  * until then.
+ * Cost: the storage for n slots is committed (with a custom allocator,
+ * allocated) without being touched, so the resident set does not grow
+ * with n: the inserts that reach the slots set them up, a block at a
+ * time, with no allocation. With the default allocator a request the
+ * system cannot back (its commit limit, or address space) fails at once.
  * Errors: ARK_EFULL (the index bits cannot address n elements; nothing is
- * reserved), ARK_ENOMEM (the pool keeps what it had).
+ * reserved), ARK_ENOMEM (the pool keeps what it had, and what the call
+ * took from a custom allocator goes back to it).
  */
 ARK_API ark_status ark_pool_reserve(ark_pool *p, size_t n);
 

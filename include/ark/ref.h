@@ -274,6 +274,10 @@ ARK_API void ark_refvec_clear(ark_refvec *v);
 /*
  * Make room for n elements in total so that the next pushes up to n do not
  * allocate.
+ * Cost: one allocation of n pointers, of which only the elements held are
+ * written: the C library hands large blocks out untouched, so the
+ * resident set does not grow with n, and refuses one the system cannot
+ * back.
  * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
  * when n > ARK_REFVEC_MAX).
  */
@@ -353,7 +357,8 @@ ARK_API size_t ark_refmap_count(const ark_refmap *m);
 /*
  * Make room for n entries so that puts up to n neither allocate nor fail
  * while no entry is removed; with removals in between the table may still
- * double once (see ark_idmap_reserve).
+ * double once. Cost: as ark_idmap_reserve (the resident set does not grow
+ * with n).
  * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
  * when n > ARK_REFMAP_MAX).
  */

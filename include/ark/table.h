@@ -38,7 +38,9 @@
  *   (each column of such a table uses two of the process's memory
  *   mappings, of which Linux allows 65530 by default: about 1,600 tables
  *   of 20 columns). The handle index tables always go through the
- *   allocator.
+ *   allocator. Memory is touched only as rows arrive: a size passed to
+ *   reserve or max_rows, however large, costs address space and commit
+ *   charge, not resident memory.
  *
  * Pointers: t (and cfg, out, w, r where a function takes them) must be
  * non-NULL unless a function says otherwise; ark_table_destroy(NULL) does
@@ -96,7 +98,9 @@ typedef struct ark_table_config {
     uint64_t tag;               /* this table's tag; must fit in tag_bits */
     /* Rows to reserve address space for (virtual-memory path only); 0 =
      * ARK_TABLE_DEFAULT_MAX_ROWS. A hint, not a limit: growing past it
-     * moves the columns once into a reservation twice as large. */
+     * moves the columns once into a reservation twice as large. Address
+     * space only: any value costs no memory (one the OS cannot reserve
+     * means the allocator path). */
     size_t max_rows;
     /* Key of ark_table_seal; 0 = drawn from the OS's entropy at create. */
     uint64_t seal_key;
@@ -219,6 +223,10 @@ ARK_API void ark_table_clear(ark_table *t, bool run_hook);
  * nothing, whatever removals come between them (see ark_pool_reserve). A
  * row marked by remove_later keeps its place until the flush: count it in
  * n until then.
+ * Cost: the columns are committed (virtual-memory path) or allocated,
+ * and the index arrays allocated, without being touched, so the resident
+ * set does not grow with n: inserts zero what they reach, doubling, with
+ * no allocation. A request the system cannot back fails at once.
  * Errors: ARK_EFULL (the index bits cannot address n rows), ARK_ENOMEM
  * (the table keeps what it had).
  */
