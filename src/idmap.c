@@ -206,23 +206,28 @@ static bool count_probe(probe_stats *st, unsigned probes) {
 /*
  * Table storage. A table is its slots, then its control words. From a
  * caller's allocator (or where there is no virtual memory, or on a 32-bit
- * system) it is one block. Otherwise a table of REGION_MIN bytes of slots
- * or more lies in a reservation with room for REGION_GROWTH times its
- * groups (aligned to the huge page size, and asking for huge pages), the
- * slots at its start and the control words past room for all slots:
- * growing the table makes more of both writable and re-places the
+ * system) it is one block, whose control words are zeroed. Otherwise a
+ * table of REGION_MIN bytes of slots or more lies in a reservation with
+ * room for REGION_GROWTH times its groups (aligned to the huge page
+ * size), the slots at its start and the control words past room for all
+ * slots: growing the table makes more of both writable and re-places the
  * entries where they are (grow_in_place), instead of moving them all into
  * a second table while the first is still alive. That halves the fresh
  * memory a map touches as it fills, and the peak while it grows
- * (docs/idmap.md, "Growth in place").
+ * (docs/idmap.md, "Growth in place"). Pages made writable read as zero
+ * and take memory only when touched, and the commit is charged (vmem.h):
+ * a table of any size costs memory for the pages its keys land in, and
+ * one the system cannot back is ARK_ENOMEM at once.
+ *
+ * Huge pages: random keys land all over the table, so while few keys are
+ * in it a 2 MiB page per key would cost 512 times the 4 KiB one. The
+ * writable part asks for huge pages (hint_huge) once the map holds a key
+ * per 4 KiB of slots, where they cost at most about what small pages do:
+ * at once when the table is built by growth, later after a reserve.
  */
 #define REGION_MIN ((size_t)64 << 10)
 #define REGION_GROWTH 64
-/* Past 2^24 groups (4 GiB of slots) tables come from the allocator, as
- * before: a reservation is address space that the OS does not count, so
- * an absurd reserve would succeed there and fail only when touched; from
- * malloc it gets ARK_ENOMEM at once. */
-#define REGION_MAX_GROUPS ((size_t)1 << 24)
+#define REGION_MAX_GROUPS ARK__IDMAP_MAX_GROUPS
 
 typedef struct table {
     ark__idmap_slot *slots;
@@ -271,6 +276,10 @@ static bool region_new(table *t, size_t g) {
     size_t room = g < REGION_MAX_GROUPS / REGION_GROWTH ? g * REGION_GROWTH
                                                         : REGION_MAX_GROUPS;
     t->region = ark__vmem_reserve(region_bytes(room));
+    if (t->region == NULL && room > g) {
+        room = g; /* no room to grow in place rather than no region */
+        t->region = ark__vmem_reserve(region_bytes(room));
+    }
     if (t->region == NULL) {
         return false;
     }
@@ -279,7 +288,6 @@ static bool region_new(table *t, size_t g) {
     char *base = (char *)ark__round_up((size_t)(uintptr_t)t->region, align);
     t->slots = (ark__idmap_slot *)(void *)base;
     t->ctrl = (uint8_t *)base + ark__round_up(slots_bytes(room), align);
-    ark__vmem_hint_huge(base, region_bytes(room) - align);
     if (!region_commit(t, g)) {
         ark__vmem_release(t->region, region_bytes(room));
         return false;
@@ -398,6 +406,25 @@ static bool move_all(const ark_idmap *m, ark_idmap *n, probe_stats *st) {
     return true;
 }
 
+/* Ask for huge pages in the writable part of the map's region. */
+static void hint_huge(ark_idmap *m) {
+    ark__vmem_hint_huge(m->slots, slots_bytes(m->groups));
+    ark__vmem_hint_huge(m->ctrl, ctrl_bytes(m->groups));
+    m->hint_at = 0;
+}
+
+/* Set max_load to limit, or while a hint is due, to the count it is due
+ * at, holding the rest back, so that the insert reaching it takes
+ * add_slow (the inline path compares count with max_load only). */
+static void set_max_load(ark_idmap *m, size_t limit) {
+    m->held_load = 0;
+    if (m->hint_at != 0 && m->hint_at < limit) {
+        m->held_load = limit - m->hint_at;
+        limit = m->hint_at;
+    }
+    m->max_load = limit;
+}
+
 /* Make t, with g groups, the map's table. */
 static void set_table(ark_idmap *m, const table *t, size_t g) {
     m->slots = t->slots;
@@ -410,7 +437,16 @@ static void set_table(ark_idmap *m, const table *t, size_t g) {
     }
     m->groups = g;
     m->gmask = g - 1;
-    m->max_load = load_limit(g);
+    /* A key per 4 KiB of slots (256 slots) makes huge pages pay. */
+    m->hint_at = 0;
+    if (t->region != NULL) {
+        size_t due = g * ARK__IDMAP_SLOTS / 256;
+        m->hint_at = due > 0 ? due : 1;
+        if (m->count >= m->hint_at) {
+            hint_huge(m);
+        }
+    }
+    set_max_load(m, load_limit(g));
     m->probe_limit = ARK_IDMAP_MAX_PROBE;
 }
 
@@ -536,6 +572,8 @@ static void set_no_table(ark_idmap *m) {
     m->gmask = 0;
     m->count = 0;
     m->max_load = 0;
+    m->hint_at = 0;
+    m->held_load = 0;
     m->reseeds = 0;
     m->probe_limit = ARK_IDMAP_MAX_PROBE;
     m->region = NULL;
@@ -628,7 +666,7 @@ static void rebuild_overflow(ark_idmap *m) {
             full &= full - 1;
         }
     }
-    m->max_load = load_limit(m->groups);
+    set_max_load(m, load_limit(m->groups));
     m->stats = (probe_stats){0, 0, 0};
 }
 
@@ -690,6 +728,12 @@ static inline void count_insert(ark_idmap *m, unsigned probes) {
  * sequence is past the hard bound. On ENOMEM the map is unchanged. */
 ARK__NOINLINE static ark_status add_slow(ark_idmap *m, uint64_t key,
                                          uint64_t value) {
+    if (m->held_load != 0 && m->count >= m->max_load) {
+        /* The hint is due (or removals spent max_load before it). */
+        hint_huge(m);
+        m->max_load += m->held_load;
+        m->held_load = 0;
+    }
     if (m->count >= m->max_load) {
         ark_status s = make_room(m);
         if (s != ARK_OK) {
@@ -751,7 +795,7 @@ void ark_idmap_clear(ark_idmap *m) {
         memset(m->ctrl, 0, m->groups * 16);
     }
     m->count = 0;
-    m->max_load = load_limit(m->groups);
+    set_max_load(m, load_limit(m->groups));
     m->probe_limit = ARK_IDMAP_MAX_PROBE;
     m->reseeds = 0;
     m->stats = (probe_stats){0, 0, 0};

@@ -12,6 +12,9 @@
  *                 handle_at.
  * The slots array is the engine's storage: one allocator block that
  * doubles (copying) as slots are issued, so lookups are one indexed load.
+ * Its entries [0, cap) are zero or in use; reserve allocates room past cap
+ * without zeroing it (a recycled block may hold stamps a forged handle
+ * would match), and the entries are zeroed as growth opens them.
  *
  * Column storage, cap rows each (a multiple of 8):
  *   virtual-memory path: one reservation; column k owns a page-aligned
@@ -22,8 +25,11 @@
  *   moves everything once into a reservation twice as large.
  *   allocator path: one block, column k at a 64-byte aligned offset (also
  *   skewed); growing allocates a block twice as large and copies.
- * Every row at or past rows is zero: commits and new blocks arrive zero,
- * pop zeroes the row it vacates, insert zeroes the row it hands out.
+ * Every row in [rows, cap) is zero: commits arrive zero, pop zeroes the
+ * row it vacates, insert zeroes the row it hands out. On the allocator
+ * path a block holds room rows, of which growth zeroes [rows, cap); the
+ * rows a reserve adds past cap are zeroed as inserts reach them (so a
+ * reserve touches none of them).
  *
  * Failure atomicity: every new array is allocated before anything is
  * installed; a failed grow frees what it made and leaves the table as it
@@ -186,12 +192,12 @@ static ark_status grow_present(ark_table *t, uint64_t ncap) {
     return ARK_OK;
 }
 
-/* Double the handle slots until want fit (at most the index space); new
- * entries are zero. */
-static ark_status table_grow_slots(void *c, uint64_t want) {
-    ark_table *t = c;
+/* Make the handle slots array hold at least want entries (at most the
+ * index space), doubling; the entries in use, [0, cap), are copied, the
+ * new ones are left as the allocator gives them. */
+static ark_status slots_alloc(ark_table *t, uint64_t want) {
     ark__slots_view *v = &t->view.slots;
-    uint64_t ncap = v->cap == 0 ? 64 : v->cap;
+    uint64_t ncap = t->slots_room == 0 ? 64 : t->slots_room;
     while (ncap < want) {
         ncap *= 2;
     }
@@ -206,19 +212,46 @@ static ark_status table_grow_slots(void *c, uint64_t want) {
     if (slots == NULL) {
         return ARK_ENOMEM;
     }
-    size_t old = (size_t)v->cap * sizeof *slots;
-    if (old > 0) {
-        memcpy(slots, v->flat, old);
+    if (v->cap > 0) {
+        memcpy(slots, v->flat, (size_t)v->cap * sizeof *slots);
     }
-    memset((char *)slots + old, 0, bytes - old);
-    ark__free(&t->s.alloc, v->flat, old);
+    ark__free(&t->s.alloc, v->flat, t->slots_room * sizeof *slots);
     v->flat = (char *)slots;
     if (t->s.keys != NULL) {
         t->s.keys->v->epoch++; /* queries hold the old array */
     }
+    t->slots_room = (size_t)ncap;
+    return ARK_OK;
+}
+
+/* Give the engine handle slots up to at least want (ops->grow): the
+ * array grows when it must, and entries open, zeroed, doubling what is
+ * open (so zeroing stays proportional to the slots issued), as far as
+ * the array holds. */
+static ark_status table_grow_slots(void *c, uint64_t want) {
+    ark_table *t = c;
+    ark__slots_view *v = &t->view.slots;
+    if (want > t->slots_room) {
+        ark_status st = slots_alloc(t, want);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    uint64_t ncap = v->cap == 0 ? 64 : 2 * v->cap;
+    ncap = ncap > want ? ncap : want;
+    ncap = ncap < t->slots_room ? ncap : t->slots_room;
+    memset(v->flat + (size_t)v->cap * sizeof(ark__table_slot), 0,
+           (size_t)(ncap - v->cap) * sizeof(ark__table_slot));
     v->nflat = ncap;
     v->cap = ncap;
     return ARK_OK;
+}
+
+/* Make the handle slots array hold want entries for reserve (ops->back),
+ * zeroing none. */
+static ark_status table_back_slots(void *c, uint64_t want) {
+    ark_table *t = c;
+    return want > t->slots_room ? slots_alloc(t, want) : ARK_OK;
 }
 
 static void table_unlink_slot(void *c, uint64_t i) {
@@ -276,8 +309,8 @@ static uint64_t table_next_live(const void *c, uint64_t from) {
 }
 
 static const ark__slots_ops table_ops = {table_grow_slots, table_unlink_slot,
-                                         table_run_hook, table_drop_row,
-                                         table_next_live};
+                                         table_run_hook,   table_drop_row,
+                                         table_next_live,  table_back_slots};
 
 /* ---- create and destroy ------------------------------------------------ */
 
@@ -395,9 +428,8 @@ void ark_table_destroy(ark_table *t) {
         ark__vmem_release(t->vm_base, t->vm_bytes);
     }
     ark__free(&a, t->block, t->block_bytes);
-    ark__free(&a, t->row_slots, t->cap * sizeof *t->row_slots);
-    ark__free(&a, t->view.slots.flat,
-              (size_t)t->view.slots.cap * sizeof(ark__table_slot));
+    ark__free(&a, t->row_slots, t->room * sizeof *t->row_slots);
+    ark__free(&a, t->view.slots.flat, t->slots_room * sizeof(ark__table_slot));
     ark__free(&a, t->present, t->present_words * sizeof *t->present);
     ark__free(&a, t->columns < t->spare_columns ? t->columns : t->spare_columns,
               columns_bytes(t->view.ncolumns));
@@ -429,9 +461,10 @@ static ark_status grow_reserved(ark_table *t, size_t ncap, char **cols) {
     return ARK_OK;
 }
 
-/* Move the columns into one allocator block of ncap rows (cols), leaving
- * the reservation, if any, for good. */
-static ark_status grow_block(ark_table *t, size_t ncap, char **cols) {
+/* Move the columns into one allocator block of ncap rows (cols), rows
+ * [rows, zero_end) zeroed, leaving the reservation, if any, for good. */
+static ark_status grow_block(ark_table *t, size_t ncap, size_t zero_end,
+                             char **cols) {
     size_t bytes = layout_columns(t, NULL, ncap, COLUMN_ALIGN, NULL);
     char *block =
         bytes == 0 ? NULL : ark__alloc(&t->s.alloc, bytes, COLUMN_ALIGN);
@@ -442,7 +475,8 @@ static ark_status grow_block(ark_table *t, size_t ncap, char **cols) {
     copy_rows(t, cols);
     size_t rows = t->view.rows;
     for (size_t k = 0; k < t->view.ncolumns; k++) {
-        memset(cols[k] + rows * t->sizes[k], 0, (ncap - rows) * t->sizes[k]);
+        memset(cols[k] + rows * t->sizes[k], 0,
+               (zero_end - rows) * t->sizes[k]);
     }
     if (t->vm_base != NULL) {
         ark__vmem_release(t->vm_base, t->vm_bytes);
@@ -458,12 +492,12 @@ static ark_status grow_block(ark_table *t, size_t ncap, char **cols) {
 
 /* Give the columns storage for ncap rows: in place on the virtual-memory
  * path while ncap fits the reservation, else a new reservation with the
- * rows copied. When the OS refuses (address space, or the process's count
- * of memory mappings: a column's first commit splits its part of the
- * reservation in two, and Linux allows 65530 by default), or without a
- * reservation, one allocator block, copied into as it doubles. Nothing
- * changes on failure. */
-static ark_status grow_columns(ark_table *t, size_t ncap) {
+ * rows copied. When the OS refuses (address space, the commit charge, or
+ * the process's count of memory mappings: a column's first commit splits
+ * its part of the reservation in two, and Linux allows 65530 by default),
+ * or without a reservation, one allocator block, copied into as it
+ * doubles, rows [rows, zero_end) zeroed. Nothing changes on failure. */
+static ark_status grow_columns(ark_table *t, size_t ncap, size_t zero_end) {
     char **cols = t->spare_columns;
     ark_status st = ARK_ENOMEM;
     if (t->vm_base != NULL && ncap <= t->vm_rows) {
@@ -474,7 +508,7 @@ static ark_status grow_columns(ark_table *t, size_t ncap) {
         st = grow_reserved(t, ncap, cols);
     }
     if (st != ARK_OK) {
-        st = grow_block(t, ncap, cols);
+        st = grow_block(t, ncap, zero_end, cols);
     }
     if (st != ARK_OK) {
         return st;
@@ -485,8 +519,30 @@ static ark_status grow_columns(ark_table *t, size_t ncap) {
     return ARK_OK;
 }
 
-ark_status ark__table_grow_rows(ark_table *t, size_t want) {
-    size_t ncap = t->cap == 0 ? FIRST_CAP : t->cap;
+/* Zero rows [cap, to) of every column (allocator path: rows past cap are
+ * as the allocator gave them) and make them usable. */
+static void open_rows(ark_table *t, size_t to) {
+    for (size_t k = 0; k < t->view.ncolumns; k++) {
+        memset(t->columns[k] + t->cap * t->sizes[k], 0,
+               (to - t->cap) * t->sizes[k]);
+    }
+    t->cap = to;
+}
+
+/* Grow the rows to room for want. open: with rows [rows, cap) zero up to
+ * at least want, as growth needs; otherwise (reserve) zeroing no row past
+ * cap on the allocator path, so that the inserts open them as they come,
+ * doubling what is open. */
+static ark_status grow_rows(ark_table *t, size_t want, bool open) {
+    if (want <= t->room) {
+        if (open && want > t->cap) {
+            size_t ncap = t->cap < FIRST_CAP ? FIRST_CAP : 2 * t->cap;
+            ncap = ncap > want ? ncap : ark__round_up(want, 8);
+            open_rows(t, ncap < t->room ? ncap : t->room);
+        }
+        return ARK_OK;
+    }
+    size_t ncap = t->room == 0 ? FIRST_CAP : t->room;
     while (ncap < want && ncap < t->max_cap) {
         ncap = ncap > t->max_cap / 2 ? t->max_cap : ncap * 2;
     }
@@ -506,7 +562,7 @@ ark_status ark__table_grow_rows(ark_table *t, size_t want) {
     if (row_slots == NULL) {
         return ARK_ENOMEM;
     }
-    ark_status st = grow_columns(t, ncap);
+    ark_status st = grow_columns(t, ncap, open ? ncap : t->cap);
     if (st != ARK_OK) {
         ark__free(&t->s.alloc, row_slots, bytes);
         return st;
@@ -514,11 +570,19 @@ ark_status ark__table_grow_rows(ark_table *t, size_t want) {
     if (t->view.rows > 0) {
         memcpy(row_slots, t->row_slots, t->view.rows * sizeof *row_slots);
     }
-    ark__free(&t->s.alloc, t->row_slots, t->cap * sizeof *row_slots);
+    ark__free(&t->s.alloc, t->row_slots, t->room * sizeof *row_slots);
     t->row_slots = row_slots;
     t->view.row_slots = row_slots;
-    t->cap = ncap;
+    t->room = ncap;
+    /* Commits read as zero; a block has [rows, cap) zeroed, or all. */
+    if (t->vm_base != NULL || open) {
+        t->cap = ncap;
+    }
     return ARK_OK;
+}
+
+ark_status ark__table_grow_rows(ark_table *t, size_t want) {
+    return grow_rows(t, want, true);
 }
 
 /* A slot for a new row when something must grow first: slots, then rows
@@ -606,8 +670,8 @@ ark_status ark_table_reserve(ark_table *t, size_t n) {
         return ARK_EFULL;
     }
     ark_status st = ark__slots_reserve(&t->s, n);
-    if (st == ARK_OK && n + marked > t->cap) {
-        st = ark__table_grow_rows(t, n + marked);
+    if (st == ARK_OK && n + marked > t->room) {
+        st = grow_rows(t, n + marked, false);
     }
     return st;
 }
@@ -635,7 +699,7 @@ size_t ark__table_vm_rows(const ark_table *t) {
 static ark_status validate_rows(const ark_table *t) {
     const ark__slots *s = &t->s;
     const ark__table_slot *slots = ark__table_slots(t);
-    if (t->cap % 8 != 0 || t->view.rows > t->cap ||
+    if (t->cap % 8 != 0 || t->view.rows > t->cap || t->cap > t->room ||
         t->view.rows != ark__slots_count(s) + s->held) {
         return ARK_ECORRUPT;
     }

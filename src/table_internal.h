@@ -15,8 +15,10 @@ struct ark_table {
     char **columns;       /* == view.columns, writable */
     char **spare_columns; /* the other half of the columns array */
     size_t *sizes;        /* element bytes per column */
-    uint32_t *row_slots;  /* == view.row_slots, writable; cap entries */
-    size_t cap;           /* row capacity of columns and row_slots */
+    uint32_t *row_slots;  /* == view.row_slots, writable; room entries */
+    size_t cap;           /* rows usable now: [rows, cap) are zero */
+    size_t room;          /* rows columns and row_slots hold (>= cap) */
+    size_t slots_room;    /* entries the handle slots array holds */
     size_t max_cap;       /* rows the index space allows, rounded up to 8 */
     char *vm_base;        /* reservation, or NULL on the allocator path */
     size_t vm_bytes;      /* bytes reserved */
@@ -36,7 +38,8 @@ static inline ark__table_slot *ark__table_slots(const ark_table *t) {
 }
 
 /* Grow the row capacity (columns and row_slots) to at least want rows,
- * doubling. Errors: ARK_ENOMEM (the table is unchanged). */
+ * doubling, with rows [rows, cap) zero. Errors: ARK_ENOMEM (the table is
+ * unchanged). */
 ark_status ark__table_grow_rows(ark_table *t, size_t want);
 
 /*

@@ -99,30 +99,48 @@ TEST(file_reader_reports_a_read_error) {
     CHECK(g != NULL);
     ark_reader r = ark_file_reader(g);
     char byte;
+#if defined(_WIN32)
+    /* Windows' C runtime reports the end of the file there, not an
+     * error: a status either way, never bytes. */
+    ark_status st = r.read(r.ctx, &byte, 1);
+    CHECK(st == ARK_EIO || st == ARK_ECORRUPT);
+#else
     CHECK_STATUS(r.read(r.ctx, &byte, 1), ARK_EIO);
+#endif
     CHECK_OK(r.read(r.ctx, &byte, 0));
     fclose(g);
     remove("ark_test_io_write_only.tmp");
 }
 
+/* A FILE that cannot take the bytes: the full device on Linux, a file
+ * open for reading elsewhere. */
+static FILE *unwritable(void) {
 #if defined(__linux__)
-TEST(file_writer_reports_a_full_disk) {
+    FILE *f = fopen("/dev/full", "wb");
+    if (f != NULL) {
+        setvbuf(f, NULL, _IONBF, 0); /* the first write reaches it */
+        return f;
+    }
+#endif
+    FILE *w = fopen("ark_test_io_read_only.tmp", "wb");
+    if (w != NULL) {
+        fclose(w);
+    }
+    return fopen("ark_test_io_read_only.tmp", "rb");
+}
+
+TEST(file_writer_reports_a_short_write) {
     ark_handle h[2000];
     ark_pool *p = make_pool(h, 2000);
     CHECK(p != NULL);
-    FILE *f = fopen("/dev/full", "wb");
-    if (f == NULL) {
-        ark_pool_destroy(p);
-        return; /* no /dev/full in this container: nothing to test */
-    }
-    /* Unbuffered, so the first write reaches the device and fails. */
-    setvbuf(f, NULL, _IONBF, 0);
+    FILE *f = unwritable();
+    CHECK(f != NULL);
     ark_writer w = ark_file_writer(f);
     CHECK_STATUS(ark_pool_save(p, &w), ARK_EIO);
     fclose(f);
+    remove("ark_test_io_read_only.tmp");
     ark_pool_destroy(p);
 }
-#endif
 
 TEST(membuf_grows_keeps_its_bytes_on_failure_and_is_reused) {
     test_allocator t;

@@ -48,8 +48,10 @@
  * is O(capacity / 15). The map never shrinks; clear keeps its memory. Memory:
  * 17.07 bytes per slot, 19.5 to 39 bytes per entry.
  *
- * Pointers: m (and out, w, r where a function takes them) must be
- * non-NULL; ark_idmap_destroy(NULL) does nothing. Keys may be any value.
+ * Pointers: m (and out, fn, w, r where a function takes them) must be
+ * non-NULL unless a function says otherwise; ark_idmap_destroy(NULL) does
+ * nothing. Keys may be any value. A writer without a write function, or a
+ * reader without a read function, is ARK_EINVAL.
  *
  * Thread-safety: none; a map may be read by several threads at once if
  * none writes.
@@ -82,17 +84,19 @@ typedef struct ark_idmap ark_idmap;
  * getentropy or BCryptGenRandom; where none answers, a value mixed from
  * addresses and clocks, distinct per map but not secret: the probe bound
  * still caps every operation). Nothing but the map itself is allocated until
- * the first insert or reserve. *out is set only on success.
+ * the first insert or reserve. a may be NULL (the C library). *out is
+ * set only on success.
  * Memory: with a = NULL (the C library) on a 64-bit system, a table of
- * 64 KiB to 4 GiB of slots lies in a reservation of address space with
- * room for 64 times as many groups, up to 4 GiB of slots; its pages are
- * made writable as the table grows there in place, instead of being copied
- * into a second table, so a growing map's peak is its table, not one and a
- * half. The reservation is aligned to 2 MiB and, on Linux, asks for
- * transparent huge pages (madvise), which makes random access to a large
- * map faster (docs/idmap.md). Pass an allocator to decide yourself: its blocks
- * are used as they are, and a growing table is copied. Errors: ARK_EINVAL (a
- * given allocator lacks a function), ARK_ENOMEM.
+ * 64 KiB of slots or more lies in a reservation of address space with
+ * room for 64 times as many groups; its pages are made writable as the
+ * table grows there in place, instead of being copied into a second
+ * table, so a growing map's peak is its table, not one and a half. Pages
+ * take memory only when a key lands in them. The reservation is aligned
+ * to 2 MiB and, on Linux, asks for transparent huge pages (madvise) once
+ * the map holds a key per 4 KiB of slots, which makes random access to a
+ * large map faster (docs/idmap.md). Pass an allocator to decide yourself:
+ * its blocks are used as they are, and a growing table is copied.
+ * Errors: ARK_EINVAL (a given allocator lacks a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_idmap_create(ark_idmap **out, const ark_allocator *a);
 
@@ -117,9 +121,15 @@ ARK_API void ark_idmap_set_seed(ark_idmap *m, uint64_t seed);
  * forces a re-seed). With removals in between, a table more than 3/4 full
  * may still double: removals leave overflow bits behind, and clearing them
  * in place that often would cost O(capacity) per insert.
+ * Cost: with the default allocator the new table's pages are committed,
+ * not touched, so the resident set does not grow with n (keys take the
+ * pages they land in), and a table the system cannot back fails at once;
+ * from a caller's allocator the table's control words (1/16 of it) are
+ * zeroed.
  * Errors: ARK_ENOMEM (the map is unchanged; also when n exceeds
  * ARK_IDMAP_MAX_COUNT, reported before anything is allocated).
- * Complexity: O(capacity) when the table must grow, else O(1).
+ * Complexity: O(capacity held) when the table must grow (its entries are
+ * placed again), else O(1).
  */
 ARK_API ark_status ark_idmap_reserve(ark_idmap *m, size_t n);
 
@@ -131,7 +141,8 @@ ARK_API void ark_idmap_clear(ark_idmap *m);
 
 /*
  * Call fn(key, value, ud) on every entry, in table order, until fn returns
- * false. The map must not be modified during the walk.
+ * false. ud is passed as is (it may be NULL). The map must not be modified
+ * during the walk.
  */
 ARK_API void ark_idmap_each(const ark_idmap *m,
                             bool (*fn)(uint64_t key, uint64_t value, void *ud),
@@ -223,17 +234,21 @@ ARK__INLINE void ark_idmap_iter_next(ark_idmap_iter *it);
 /*
  * Write the map to w as a snapshot (docs/snapshot.md): its (key, value)
  * pairs in iteration order, with a checksum. The hash seed is not saved.
- * Errors: the writer's status. Complexity: O(count).
+ * Errors: the writer's status, ARK_EINVAL (w->write NULL).
+ * Complexity: O(count).
  */
 ARK_API ark_status ark_idmap_save(const ark_idmap *m, const ark_writer *w);
 
 /*
  * Make a map from the snapshot r reads (one made by ark_idmap_save); *out
- * is set only on success. The map draws a fresh seed from the OS, so its
- * iteration order may differ from the saved map's. Any byte sequence is
- * safe: malformed input (a duplicate key included) gives ARK_ECORRUPT,
- * never a crash, and memory grows only with the pairs actually read.
- * Errors: ARK_ECORRUPT, ARK_ENOMEM, or the reader's status.
+ * is set only on success. a is the map's allocator, as for
+ * ark_idmap_create (NULL: the C library). The map draws a fresh seed from
+ * the OS, so its iteration order may differ from the saved map's. Any
+ * byte sequence is safe: malformed input (a duplicate key included)
+ * gives ARK_ECORRUPT, never a crash, and memory grows only with the pairs
+ * actually read.
+ * Errors: ARK_ECORRUPT, ARK_EINVAL (r->read NULL), ARK_ENOMEM, or the
+ * reader's status.
  * Complexity: O(count) expected.
  */
 ARK_API ark_status ark_idmap_load(ark_idmap **out, const ark_allocator *a,

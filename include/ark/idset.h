@@ -44,9 +44,11 @@
  *   side is much smaller, O(small * log(large / small)) by galloping.
  * - memory: about 2.14 bytes per id when groups are dense, 4.14 sparse.
  *
- * Pointers: s (and out, a, b, w, r where a function takes them) must be
- * non-NULL unless a function says otherwise; ark_idset_destroy(NULL) does
- * nothing. Ids and positions may be any value.
+ * Pointers: s (and out, the sets a and b, w, r where a function takes
+ * them) must be non-NULL unless a function says otherwise;
+ * ark_idset_destroy(NULL) does nothing. Ids and positions may be any
+ * value. A writer without a write function, or a reader without a read
+ * function, is ARK_EINVAL.
  *
  * Errors: a failed call leaves the set unchanged (allocation failure
  * included). Thread-safety: none; concurrent readers are fine if no thread
@@ -251,18 +253,20 @@ ARK_API ark_status ark_idset_validate(const ark_idset *s);
  * Write the set to w as a snapshot (docs/snapshot.md): its ids in order,
  * each as the gap from the previous one in a varint (one byte per id on
  * dense ids), with a checksum.
- * Errors: the writer's status. Complexity: O(count).
+ * Errors: the writer's status, ARK_EINVAL (w->write NULL).
+ * Complexity: O(count).
  */
 ARK_API ark_status ark_idset_save(const ark_idset *s, const ark_writer *w);
 
 /*
  * Make a set from the snapshot r reads (one made by ark_idset_save); *out
- * is set only on success. Any byte sequence is safe: malformed input gives
- * ARK_ECORRUPT, never a crash, and memory grows only with the ids actually
- * read (each takes at least one byte of input). Reads exactly the
- * snapshot's bytes.
+ * is set only on success. a is the set's allocator (NULL: the C
+ * library). Any byte sequence is safe: malformed input gives ARK_ECORRUPT,
+ * never a crash, and memory grows only with the ids actually read (each
+ * takes at least one byte of input). Reads exactly the snapshot's bytes.
  * Errors: ARK_ECORRUPT (malformed, truncated, another kind, checksum),
- * ARK_ENOMEM, or the reader's status. Complexity: O(count).
+ * ARK_EINVAL (r->read NULL), ARK_ENOMEM, or the reader's status.
+ * Complexity: O(count).
  */
 ARK_API ark_status ark_idset_load(ark_idset **out, const ark_allocator *a,
                                   const ark_reader *r);

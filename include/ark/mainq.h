@@ -29,6 +29,10 @@
  * 64 tasks (about 1 KiB on 64-bit targets); no allocation size depends on
  * a count, so none can overflow. Pending tasks are bounded by memory only.
  *
+ * Pointers: q and out must be non-NULL; fn NULL is ARK_EINVAL (post) and
+ * arg is passed as is (it may be NULL); the allocator may be NULL (the C
+ * library); ark_mainq_destroy(NULL) does nothing.
+ *
  * Thread-safety: post and pending from any thread. run, drain and destroy
  * from one thread (the main thread); run and drain called from inside a
  * task (or concurrently from two threads) return 0 and run nothing.
@@ -49,7 +53,8 @@ extern "C" {
 typedef struct ark_mainq ark_mainq;
 
 /*
- * Create an empty queue. *out is set only on success.
+ * Create an empty queue whose memory comes from a (NULL: the C library).
+ * *out is set only on success.
  * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM (memory
  * or the mutex could not be had).
  */

@@ -36,13 +36,18 @@
  * Storage: with the C library allocator on a platform with virtual memory
  * the pool reserves address space for max_elements slots (default: about
  * ARK_POOL_DEFAULT_RESERVE_BYTES) and commits it as it grows, so a lookup
- * is base + index * stride. Past the reservation, or with a custom
- * allocator, slots live in pages from the allocator (one more load per
- * lookup, through a small page table). Either way elements never move.
+ * is base + index * stride. Past the reservation slots live in pages (one
+ * more load per lookup, through a small page table): pages of further
+ * reservations, or with a custom allocator, blocks from it. Either way
+ * elements never move, and memory is touched only as elements arrive: a
+ * size passed to reserve or max_elements, however large, costs address
+ * space and commit charge, not resident memory.
  *
- * Pointers: p (and elem, w, r, out where a function takes them) must be
- * non-NULL unless a function says otherwise; ark_pool_destroy(NULL) does
- * nothing. Handles may be any value.
+ * Pointers: p (and cfg, elem, fn, w, r, out where a function takes them)
+ * must be non-NULL unless a function says otherwise;
+ * ark_pool_destroy(NULL) does nothing. Handles may be any value. A writer
+ * without a write function, or a reader without a read function, is
+ * ARK_EINVAL.
  *
  * Removal hooks: on_remove runs once for every element removed by remove,
  * flush and clear(true). While it runs the element's handle still resolves
@@ -53,7 +58,7 @@
  * destroy must not be called from a hook.
  *
  * Cost model: get, check, insert, remove, remove_later are O(1); insert
- * allocates only when a new page or reserved range is needed; iteration is
+ * allocates only when a new page or reservation is needed; iteration is
  * O(slots / 64 + live). get, iteration and the common paths of insert and
  * remove are inline, so a loop of them makes no call (the library exports
  * them too, for bindings).
@@ -116,7 +121,9 @@ typedef struct ark_pool_config {
     uint64_t tag;        /* this pool's tag; must fit in tag_bits */
     /* Elements to reserve address space for (default allocator only); 0 =
      * ARK_POOL_DEFAULT_RESERVE_BYTES worth. A hint, not a limit: past it
-     * the pool grows in pages, a little slower to look up. */
+     * the pool grows in pages, a little slower to look up. Address space
+     * only: any value costs no memory (one the OS cannot reserve means
+     * pages from the allocator). */
     size_t max_elements;
     /* Key of ark_pool_seal; 0 = drawn from the OS's entropy at create. */
     uint64_t seal_key;
@@ -225,8 +232,14 @@ ARK_API size_t ark_pool_count(const ark_pool *p);
  * retired and replaced by a fresh one, which may allocate). An element
  * marked by remove_later keeps its slot until the flush: count it in n
  * until then.
+ * Cost: the storage for n slots is committed (with a custom allocator,
+ * allocated) without being touched, so the resident set does not grow
+ * with n: the inserts that reach the slots set them up, a block at a
+ * time, with no allocation. With the default allocator a request the
+ * system cannot back (its commit limit, or address space) fails at once.
  * Errors: ARK_EFULL (the index bits cannot address n elements; nothing is
- * reserved), ARK_ENOMEM (the pool keeps what it had).
+ * reserved), ARK_ENOMEM (the pool keeps what it had, and what the call
+ * took from a custom allocator goes back to it).
  */
 ARK_API ark_status ark_pool_reserve(ark_pool *p, size_t n);
 
@@ -242,7 +255,8 @@ ARK_API void ark_pool_clear(ark_pool *p, bool run_hook);
 /*
  * Return the handle of the live element at address elem, or
  * ARK_NULL_HANDLE if elem is not the address of a live element of p (an
- * element whose on_remove is running counts as live).
+ * element whose on_remove is running counts as live). elem may be any
+ * pointer, NULL included; it is compared, never read.
  * Complexity: O(1) in the reserved range, O(log pages) past it.
  */
 ARK_API ark_handle ark_pool_handle_of(const ark_pool *p, const void *elem);
@@ -284,10 +298,11 @@ ARK_API uint32_t ark_pool_id(const ark_pool *p, ark_handle h);
 ARK_API ark_handle ark_pool_handle_by_id(const ark_pool *p, uint32_t id);
 
 /*
- * Call fn on every live element in slot order until it returns false.
- * fn may remove any element (with remove or remove_later); elements
- * removed before they are reached are not visited. Inserting during the
- * walk is allowed; the new element may or may not be visited.
+ * Call fn on every live element in slot order until it returns false; ud
+ * is passed to fn as is (it may be NULL). fn may remove any element
+ * (with remove or remove_later); elements removed before they are reached
+ * are not visited. Inserting during the walk is allowed; the new element
+ * may or may not be visited.
  */
 ARK_API void ark_pool_each(ark_pool *p,
                            bool (*fn)(void *elem, ark_handle h, void *ud),
@@ -329,7 +344,8 @@ ARK_API ark_status ark_pool_insert_at(ark_pool *p, ark_handle h,
  * marked elements in marking order, retired slots. Streams through a
  * 16 KiB buffer on the stack; the snapshot holds the seal key, so keep
  * it as secret as the key.
- * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * Errors: the writer's status, ARK_EINVAL (called from a hook, or
+ * w->write NULL),
  * ARK_ENOMEM (only after insert_at left dead free-queue entries). p is
  * never changed.
  * Complexity: O(slots issued + bytes written).
@@ -349,9 +365,10 @@ ARK_API ark_status ark_pool_save(const ark_pool *p, const ark_writer *w);
  * memory grows only as the data arrives, and the loaded pool passes the
  * pool's full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
- * ARK_EINVAL (cfg invalid, or its layout, elem_size or seal key differ
- * from the snapshot's, or cfg has keys and the snapshot's pool had none,
- * or the reverse), ARK_ENOMEM, the reader's status.
+ * ARK_EINVAL (r->read NULL, cfg invalid, or its layout, elem_size or
+ * seal key differ from the snapshot's, or cfg has keys and the
+ * snapshot's pool had none, or the reverse), ARK_ENOMEM, the reader's
+ * status.
  * Complexity: O(slots issued + bytes read).
  */
 ARK_API ark_status ark_pool_load(ark_pool **out, const ark_pool_config *cfg,

@@ -39,9 +39,10 @@
  * that would go past the limit returns ARK_ENOMEM without calling the
  * allocator, so no size computed from a count can wrap or be absurd.
  *
- * Pointers: every container and ark_ref argument must be non-NULL unless
- * a function says otherwise (r NULL is ARK_EINVAL where documented); the
- * destroy functions accept NULL and do nothing.
+ * Pointers: every container, ark_ref, out and fn argument must be
+ * non-NULL unless a function says otherwise (r NULL is ARK_EINVAL where
+ * documented); allocators may be NULL (the C library); the destroy
+ * functions accept NULL and do nothing.
  *
  * Thread-safety: containers none. The count of an ark_ref_init_atomic
  * object may be changed from any thread; see ark_ref_release_atomic for the
@@ -175,7 +176,8 @@ ARK__REF_INLINE uint32_t ark_ref_count(const ark_ref *r);
 typedef struct ark_autorelease_pool ark_autorelease_pool;
 
 /*
- * Create an empty pool. *out is set only on success.
+ * Create an empty pool whose array comes from a (NULL: the C library).
+ * *out is set only on success.
  * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_autorelease_pool_create(ark_autorelease_pool **out,
@@ -217,7 +219,9 @@ ARK_API size_t ark_autorelease_pool_count(const ark_autorelease_pool *p);
 typedef struct ark_refvec ark_refvec;
 
 /*
- * Create an empty vector (no allocation until the first element).
+ * Create an empty vector whose memory comes from a (NULL: the C library);
+ * nothing but the vector itself is allocated until the first element.
+ * *out is set only on success.
  * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_refvec_create(ark_refvec **out, const ark_allocator *a);
@@ -270,6 +274,10 @@ ARK_API void ark_refvec_clear(ark_refvec *v);
 /*
  * Make room for n elements in total so that the next pushes up to n do not
  * allocate.
+ * Cost: one allocation of n pointers, of which only the elements held are
+ * written: the C library hands large blocks out untouched, so the
+ * resident set does not grow with n, and refuses one the system cannot
+ * back.
  * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
  * when n > ARK_REFVEC_MAX).
  */
@@ -313,7 +321,8 @@ ARK__INLINE size_t ark_refvec_count(const ark_refvec *v);
 typedef struct ark_refmap ark_refmap;
 
 /*
- * Create an empty map.
+ * Create an empty map whose memory comes from a (NULL: the C library).
+ * *out is set only on success.
  * Errors: ARK_EINVAL (allocator missing a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_refmap_create(ark_refmap **out, const ark_allocator *a);
@@ -348,7 +357,8 @@ ARK_API size_t ark_refmap_count(const ark_refmap *m);
 /*
  * Make room for n entries so that puts up to n neither allocate nor fail
  * while no entry is removed; with removals in between the table may still
- * double once (see ark_idmap_reserve).
+ * double once. Cost: as ark_idmap_reserve (the resident set does not grow
+ * with n).
  * Errors: ARK_ENOMEM (unchanged; at once, without calling the allocator,
  * when n > ARK_REFMAP_MAX).
  */
@@ -364,7 +374,7 @@ ARK_API void ark_refmap_clear(ark_refmap *m);
 
 /*
  * Call fn(key, value, ud) on every entry (values borrowed) until fn returns
- * false. fn must not modify the map.
+ * false; ud is passed as is (it may be NULL). fn must not modify the map.
  */
 ARK_API void ark_refmap_each(const ark_refmap *m,
                              bool (*fn)(uint64_t key, ark_ref *r, void *ud),

@@ -38,11 +38,14 @@
  *   (each column of such a table uses two of the process's memory
  *   mappings, of which Linux allows 65530 by default: about 1,600 tables
  *   of 20 columns). The handle index tables always go through the
- *   allocator.
+ *   allocator. Memory is touched only as rows arrive: a size passed to
+ *   reserve or max_rows, however large, costs address space and commit
+ *   charge, not resident memory.
  *
- * Pointers: t (and out, w, r where a function takes them) must be
+ * Pointers: t (and cfg, out, w, r where a function takes them) must be
  * non-NULL unless a function says otherwise; ark_table_destroy(NULL) does
- * nothing. Handles and row numbers may be any value.
+ * nothing. Handles and row numbers may be any value. A writer without a
+ * write function, or a reader without a read function, is ARK_EINVAL.
  *
  * Removal hooks: on_remove(NULL, h, user) runs once for every row removed
  * by remove, flush and clear(true), before the row is popped: while it
@@ -95,7 +98,9 @@ typedef struct ark_table_config {
     uint64_t tag;               /* this table's tag; must fit in tag_bits */
     /* Rows to reserve address space for (virtual-memory path only); 0 =
      * ARK_TABLE_DEFAULT_MAX_ROWS. A hint, not a limit: growing past it
-     * moves the columns once into a reservation twice as large. */
+     * moves the columns once into a reservation twice as large. Address
+     * space only: any value costs no memory (one the OS cannot reserve
+     * means the allocator path). */
     size_t max_rows;
     /* Key of ark_table_seal; 0 = drawn from the OS's entropy at create. */
     uint64_t seal_key;
@@ -118,9 +123,9 @@ typedef struct ark_table ark_table;
 
 /*
  * Create a table. *out is set only on success.
- * Errors: ARK_EINVAL (no columns, a column size of 0 or above
- * ARK_TABLE_MAX_COLUMN_SIZE, bad handle bits or tag, allocator missing a
- * function), ARK_ENOMEM.
+ * Errors: ARK_EINVAL (no columns, column_sizes NULL, a column size of 0
+ * or above ARK_TABLE_MAX_COLUMN_SIZE, bad handle bits or tag, allocator
+ * missing a function), ARK_ENOMEM.
  */
 ARK_API ark_status ark_table_create(ark_table **out,
                                     const ark_table_config *cfg);
@@ -225,6 +230,10 @@ ARK_API void ark_table_clear(ark_table *t, bool run_hook);
  * nothing, whatever removals come between them (see ark_pool_reserve). A
  * row marked by remove_later keeps its place until the flush: count it in
  * n until then.
+ * Cost: the columns are committed (virtual-memory path) or allocated,
+ * and the index arrays allocated, without being touched, so the resident
+ * set does not grow with n: inserts zero what they reach, doubling, with
+ * no allocation. A request the system cannot back fails at once.
  * Errors: ARK_EFULL (the index bits cannot address n rows), ARK_ENOMEM
  * (the table keeps what it had).
  */
@@ -248,7 +257,8 @@ ARK_API ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row);
  * ark_pool_save), the rows in order with their slots, and each column's
  * bytes for the rows in use (live and marked) as they are. Streams
  * through a 16 KiB buffer on the stack; the snapshot holds the seal key.
- * Errors: the writer's status, ARK_EINVAL (called from a hook),
+ * Errors: the writer's status, ARK_EINVAL (called from a hook, or
+ * w->write NULL),
  * ARK_ENOMEM (only after insert_at left dead free-queue entries). t is
  * never changed.
  * Complexity: O(slots issued + bytes written).
@@ -266,9 +276,9 @@ ARK_API ark_status ark_table_save(const ark_table *t, const ark_writer *w);
  * load: everything is checked before use, memory grows only as the data
  * arrives, and the table passes full validation before it is returned.
  * Errors: ARK_ECORRUPT (malformed, truncated or checksum mismatch),
- * ARK_EINVAL (cfg invalid or different from the snapshot's, keys
- * included: a keyed table loads only with keys), ARK_ENOMEM,
- * the reader's status.
+ * ARK_EINVAL (r->read NULL, cfg invalid or different from the
+ * snapshot's, keys included: a keyed table loads only with keys),
+ * ARK_ENOMEM, the reader's status.
  * Complexity: O(slots issued + bytes read).
  */
 ARK_API ark_status ark_table_load(ark_table **out, const ark_table_config *cfg,

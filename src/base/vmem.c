@@ -4,9 +4,12 @@
  * Windows (VirtualAlloc); elsewhere every call reports that there is no
  * virtual memory, and callers use their allocator.
  *
- * POSIX reservations are PROT_NONE with MAP_NORESERVE where defined, so
- * they cost address space but no commit charge until mprotect makes pages
- * writable; fresh anonymous pages read as zero.
+ * POSIX reservations are PROT_NONE private mappings: they cost address
+ * space but no commit charge. mprotect making pages writable charges
+ * them, so the kernel's overcommit accounting can refuse a commit it
+ * cannot back (ENOMEM at once, rather than the OOM killer when the pages
+ * are touched). MAP_NORESERVE would skip that charge: it is not used.
+ * Fresh anonymous pages read as zero and take memory only when touched.
  */
 #if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS under -std=c11 (glibc) */
@@ -27,9 +30,6 @@
 #if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
 #define MAP_ANONYMOUS MAP_ANON
 #endif
-#ifndef MAP_NORESERVE
-#define MAP_NORESERVE 0
-#endif
 
 size_t ark__vmem_page_size(void) {
     long n = sysconf(_SC_PAGESIZE);
@@ -40,8 +40,7 @@ size_t ark__vmem_page_size(void) {
 }
 
 void *ark__vmem_reserve(size_t bytes) {
-    void *p = mmap(NULL, bytes, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 

@@ -4,8 +4,11 @@
  * reserve address space, commit pages of it, release it. Never installed.
  *
  * Reserved memory is inaccessible until committed; committed memory reads
- * as zero. On a platform without virtual memory ark__vmem_page_size
- * returns 0 and the other functions fail.
+ * as zero and takes memory only as it is touched. A commit is charged
+ * against the system's commit limit (Linux overcommit accounting, the
+ * Windows commit charge), so one the system cannot back fails at once. On
+ * a platform without virtual memory ark__vmem_page_size returns 0 and the
+ * other functions fail.
  */
 #ifndef ARK_VMEM_INTERNAL_H
 #define ARK_VMEM_INTERNAL_H
@@ -22,7 +25,8 @@ void *ark__vmem_reserve(size_t bytes);
 
 /* Make [addr, addr + bytes) readable and writable; both page multiples
  * inside a reservation. Committing committed pages keeps their contents.
- * Returns 0 on success. */
+ * Touches nothing. Returns 0 on success, -1 when the system refuses the
+ * commit charge (or the mapping). */
 int ark__vmem_commit(void *addr, size_t bytes);
 
 /* Ask for huge pages in [addr, addr + bytes) of a reservation (Linux

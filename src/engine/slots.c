@@ -220,7 +220,7 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
             return ARK_EFULL;
         }
         uint64_t want = s->keys != NULL ? s->keys->v->cap : 0;
-        return want > s->v->cap ? ark__slots_keyed_grow(s, want) : ARK_OK;
+        return want > s->v->cap ? s->ops->back(s->owner, want) : ARK_OK;
     }
     size_t count = ark__slots_count(s);
     if (n <= count) {
@@ -240,7 +240,9 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
     uint64_t wait =
         nfree < ARK_REUSE_DELAY - 1 ? ARK_REUSE_DELAY - 1 - nfree : 0;
     uint64_t want = s->v->issued + need + wait;
-    return ark__slots_grow_to(s, want < s->limit ? want : s->limit);
+    want = want < s->limit ? want : s->limit;
+    ark_status st = s->ops->back(s->owner, want);
+    return st == ARK_OK ? ark__slots_grow_ring(s, want) : st;
 }
 
 /* ---- removal ----------------------------------------------------------- */

@@ -63,6 +63,13 @@ typedef struct ark__slots_ops {
     void (*drop)(void *c, char *slot);
     /* Return the first live slot at or after from, or 0 when none. */
     uint64_t (*next_live)(const void *c, uint64_t from);
+    /* Back slots up to want (<= limit) with storage, so that grow up to
+     * want allocates nothing, without making them reachable: view->cap
+     * may stay where it is. For reserve: memory is committed or allocated
+     * but not touched, so a reserve of any size costs no resident memory
+     * in proportion to it, and the slots open as inserts reach them.
+     * ARK_ENOMEM leaves the container as it was (spare storage may stay). */
+    ark_status (*back)(void *c, uint64_t want);
 } ark__slots_ops;
 
 struct ark__slots;
@@ -348,7 +355,9 @@ size_t ark__slots_flush(ark__slots *s);
 /* Remove everything, live and marked, until nothing is left. */
 void ark__slots_clear(ark__slots *s, bool run_hook);
 
-/* Make room so that n live elements in all need no allocation.
+/* Make room so that n live elements in all need no allocation: the
+ * container's storage is backed (ops->back) before the ring grows, so a
+ * request the system cannot back fails before the ring takes memory.
  * Errors: ARK_EFULL, ARK_ENOMEM. */
 ark_status ark__slots_reserve(ark__slots *s, size_t n);
 

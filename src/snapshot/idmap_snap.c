@@ -23,7 +23,9 @@ ark_status ark_idmap_save(const ark_idmap *m, const ark_writer *w) {
     hd.kind = ARK__SNAP_IDMAP;
     hd.live = ark_idmap_count(m);
     ark__snap_out o;
-    ark__snap_out_init(&o, w);
+    if (ark__snap_out_init(&o, w) != ARK_OK) {
+        return ARK_EINVAL;
+    }
     ark__snap_write_header(&o, &hd, NULL, 0);
     for (ark_idmap_iter it = ark_idmap_iter_begin(m); ark_idmap_iter_valid(&it);
          ark_idmap_iter_next(&it)) {

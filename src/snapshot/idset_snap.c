@@ -66,7 +66,9 @@ ark_status ark_idset_save(const ark_idset *s, const ark_writer *w) {
         prev = it.id;
     }
     ark__snap_out o;
-    ark__snap_out_init(&o, w);
+    if (ark__snap_out_init(&o, w) != ARK_OK) {
+        return ARK_EINVAL;
+    }
     ark__snap_write_header(&o, &hd, NULL, 0);
     prev = -1;
     for (ark_idset_iter it = ark_idset_iter_begin(s, 0);

@@ -22,7 +22,9 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
     hd.a = p->view.elem_size;
     ark__slots_io io = {p->view.elem_size};
     ark__snap_out o;
-    ark__snap_out_init(&o, w);
+    if (ark__snap_out_init(&o, w) != ARK_OK) {
+        return ARK_EINVAL;
+    }
     ark__snap_write_header(&o, &hd, NULL, 0);
     st = ark__slots_save(&p->s, &o, &io);
     ark_status wst = ark__snap_write_trailer(&o);

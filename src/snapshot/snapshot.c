@@ -101,11 +101,12 @@ uint64_t ark__snap_sum_digest(const ark__snap_sum *h) {
 static const unsigned char snap_magic[8] = {'a', 'r', 'k', 's',
                                             'n', 'a', 'p', 0x1a};
 
-void ark__snap_out_init(ark__snap_out *o, const ark_writer *w) {
+ark_status ark__snap_out_init(ark__snap_out *o, const ark_writer *w) {
     o->w = w;
-    o->st = ARK_OK;
+    o->st = w->write == NULL ? ARK_EINVAL : ARK_OK;
     o->len = 0;
     ark__snap_sum_init(&o->h);
+    return o->st;
 }
 
 void ark__snap_out_flush(ark__snap_out *o) {
@@ -180,7 +181,7 @@ ark_status ark__snap_write_trailer(ark__snap_out *o) {
 
 void ark__snap_in_init(ark__snap_in *in, const ark_reader *r) {
     in->r = r;
-    in->st = ARK_OK;
+    in->st = r->read == NULL ? ARK_EINVAL : ARK_OK;
     in->remaining = 0;
     in->pos = 0;
     in->len = 0;

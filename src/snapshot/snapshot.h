@@ -78,7 +78,10 @@ typedef struct ark__snap_out {
     unsigned char buf[ARK__SNAP_BUF];
 } ark__snap_out;
 
-void ark__snap_out_init(ark__snap_out *o, const ark_writer *w);
+/* Start writing to w. A writer without a write function (it may come
+ * from a binding or a plugin, so a status rather than a crash) gives
+ * ARK_EINVAL, and the save returns at once. */
+ark_status ark__snap_out_init(ark__snap_out *o, const ark_writer *w);
 
 /* Checksum and hand the buffer to the writer. */
 void ark__snap_out_flush(ark__snap_out *o);
@@ -126,6 +129,9 @@ typedef struct ark__snap_in {
     unsigned char buf[ARK__SNAP_BUF];
 } ark__snap_in;
 
+/* Start reading from r. A reader without a read function makes every
+ * read fail with ARK_EINVAL, which ark__snap_read_header returns, having
+ * called nothing. */
 void ark__snap_in_init(ark__snap_in *in, const ark_reader *r);
 
 /* Announce n more bytes of the snapshot (ARK_ECORRUPT on overflow). */

@@ -24,7 +24,9 @@ ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
     hd.b = rows;
     ark__slots_io io = {0};
     ark__snap_out o;
-    ark__snap_out_init(&o, w);
+    if (ark__snap_out_init(&o, w) != ARK_OK) {
+        return ARK_EINVAL;
+    }
     ark__snap_write_header(&o, &hd, t->sizes, t->view.ncolumns);
     st = ark__slots_save(&t->s, &o, &io);
     for (size_t r = 0; r < rows; r++) {

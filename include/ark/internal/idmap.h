@@ -80,6 +80,8 @@ struct ark_idmap {
     void *region;           /* reservation holding the table, or NULL */
     size_t region_groups;   /* groups it has room for */
     size_t committed;       /* groups of it made writable */
+    size_t hint_at;         /* count at which its huge-page hint is due, or 0 */
+    size_t held_load;       /* max_load held back until then (idmap.c) */
     ark_allocator alloc;
     ark__idmap_slot spare_slot;
     ARK__IDMAP_ALIGN16 uint8_t spare_ctrl[16]; /* all empty, no overflow */
