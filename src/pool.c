@@ -303,7 +303,8 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
     }
     memset(p, 0, sizeof *p);
     ark__slots_config sc = {cfg->index_bits, cfg->gen_bits, cfg->tag_bits,
-                            cfg->tag,        cfg->seal_key, cfg->on_remove};
+                            cfg->tag,        cfg->seal_key, cfg->on_remove,
+                            cfg->index_min,  cfg->index_max};
     st = ark__slots_init(&p->s, &p->view.slots, &sc, &a, &pool_ops, p);
     if (st != ARK_OK) {
         ark__free(&a, p, sizeof *p);
@@ -547,4 +548,16 @@ ark_status ark_pool_insert_at(ark_pool *p, ark_handle h, const void *elem) {
     ark__pool_link(&p->view, i);
     ark__copy_small(slot + p->view.slots.data_off, elem, p->view.elem_size);
     return ARK_OK;
+}
+
+/* ---- claims (src/engine/claim.c) --------------------------------------- */
+
+ark_status ark_pool_claim(ark_pool *p, ark_handle *out, size_t n) {
+    assert(p != NULL && (out != NULL || n == 0));
+    return ark__slots_claim(&p->s, out, n);
+}
+
+ark_status ark_pool_unclaim(ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    return ark__slots_unclaim(&p->s, h);
 }
