@@ -6,7 +6,9 @@
  *   bit 0      recompute both checksums first, so mutations of a valid
  *              snapshot reach the structural checks behind them
  *   bits 1-2   which config loads it (fuzz_snapshot_*.c; the seed corpus,
- *              fuzz/seed_snapshot.c, has valid snapshots for each)
+ *              fuzz/seed_snapshot.c, has valid snapshots for each; one
+ *              config of each kind has an index range; the v2-* seeds are
+ *              version 2 snapshots, kept as they were written)
  *   bit 3      custom allocator that fails one allocation, chosen by
  *              bits 4-7
  * Whatever the bytes, load must give ARK_OK or a status and leak nothing;

@@ -22,6 +22,9 @@ static ark_pool_config snap_pool_config(unsigned which) {
         cfg.elem_size = 24;
         cfg.index_bits = 6;
         cfg.gen_bits = 1;
+    } else if (which == 3) { /* an index range */
+        cfg.index_min = 100;
+        cfg.index_max = 600;
     }
     return cfg;
 }

@@ -24,12 +24,16 @@ static ark_table_config snap_table_config(unsigned which) {
         cfg.gen_bits = 1;
         cfg.tag_bits = 4;
         cfg.tag = 9;
+    } else if (which == 2) { /* an index range */
+        cfg.index_min = 50;
+        cfg.index_max = 400;
     }
     return cfg;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    unsigned which = size > 0 ? (data[0] >> 1) & 1 : 0;
+    unsigned which = size > 0 ? (data[0] >> 1) & 3 : 0;
+    which = which == 3 ? 0 : which;
     ark_table_config cfg = snap_table_config(which);
     snap_mem m =
         snap_input(data, size, ARK__SNAP_HEADER_BYTES + 8 * cfg.ncolumns);
