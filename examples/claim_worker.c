@@ -44,6 +44,7 @@ typedef struct fire_order {
     int called_off;
 } fire_order;
 
+// [commit]
 /* Main thread: create the projectile at its claimed handle, or give the
  * handle back. */
 static void fire(void *arg) {
@@ -56,11 +57,13 @@ static void fire(void *arg) {
     }
     free(o);
 }
+// [commit]
 
 /* Worker: each volley, every turret fires one projectile. */
 static void *ai_worker(void *arg) {
     world *w = arg;
     for (int v = 0; v < VOLLEYS; v++) {
+        // [claim]
         ark_handle shots[TURRETS];
         if (ark_pool_claim(w->projectiles, shots, TURRETS) != ARK_OK) {
             return NULL; /* ARK_EFULL: no index left */
@@ -79,6 +82,7 @@ static void *ai_worker(void *arg) {
                 sched_yield();
             }
         }
+        // [claim]
     }
     return NULL;
 }
