@@ -20,7 +20,14 @@
  *   dying    stamp = gen + 1 again while its on_remove runs (s->dying)
  *   retired  stamp = 0 and in no list: its generations are used up;
  *            the uint32 at offset 4 holds ARK__RETIRED
- * Slot 0 is never live, so its stamp is 0 forever.
+ *   claimed  stamp = 0, its claimed bit set: a claimer holds its handle,
+ *            whose generation the uint32 at offset 4 holds
+ *   stocked  stamp = 0, its stocked bit set: set aside for claims (or
+ *            taken from the stock and not reaped yet); offset 4 as free
+ *   parked   stamp = 0, outside the index range and in no list: free for
+ *            insert_at only; offset 4 holds its next generation
+ * Slot 0 is never live, so its stamp is 0 forever. The last three are
+ * claim.c's (see "Claims" at the end).
  *
  * Removal. An element is first unlinked (held: the count drops; the
  * container hides it from iteration), then its on_remove runs with its stamp
@@ -35,8 +42,9 @@
  * from a hook do nothing.
  *
  * Reuse. A slot is reused only once ARK_REUSE_DELAY slots are queued or the
- * index space is used up; the choice depends on counts alone, never on
- * capacities, so the same operations always issue the same handles.
+ * index space (the index range) is used up; the choice depends on counts
+ * alone, never on capacities, so the same operations always issue the same
+ * handles.
  */
 #ifndef ARK_ENGINE_SLOTS_H
 #define ARK_ENGINE_SLOTS_H
