@@ -1318,10 +1318,10 @@ TEST_ON_BOTH(claims_model_with_range)
 
 /* Four claimer threads claim batches and post each handle to the owning
  * thread through an ark_mainq; the owning thread meanwhile inserts,
- * removes, iterates and flushes, and commits (insert_at) or gives back
- * (unclaim) each posted handle. At the end: no handle was handed out
- * twice, every claim was committed or given back, the container is
- * valid. */
+ * removes, iterates, flushes and saves (a snapshot it loads and checks),
+ * and commits (insert_at) or gives back (unclaim) each posted handle. At the
+ * end: no handle was handed out twice, every claim was committed or given back,
+ * the container is valid. */
 enum { CLAIMERS = 4 };
 
 typedef struct claim_run {
@@ -1461,6 +1461,17 @@ static void thread_claims_race_the_owner(const kind *k) {
         c_flush(&c);
         if (frame % 64 == 0 && c_validate(&c) != ARK_OK) {
             atomic_store(&r.failed, 1);
+        }
+        if (frame % 16 == 0) { /* a save while others claim: it loads */
+            membuf m = {0};
+            cont q;
+            if (c_save(&c, &m) != ARK_OK || c_load(&q, k, &cfg, &m) != ARK_OK ||
+                c_validate(&q) != ARK_OK) {
+                atomic_store(&r.failed, 1);
+            } else {
+                c_destroy(&q);
+            }
+            mem_free(&m);
         }
         harness_yield();
     }
