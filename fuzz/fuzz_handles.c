@@ -15,6 +15,12 @@
  * (unseal(seal(x)) == x) and what unseal gives is checked like any
  * handle. A pool's slots are also given back unbuilt (ark__pool_discard,
  * no hook), from hooks too. Allocation failures are injected on demand.
+ * Claims (ark_*_claim, insert_at on a claimed handle, unclaim): a claimed
+ * handle is never one that is live or claimed, answers ESTALE, is
+ * created once and given back once; clear drops it. Once a claim has
+ * been made the model no longer predicts which indices are issued (the
+ * owner's runs and absorbed claims decide): ERANGE and ESTALE are then
+ * both accepted for a handle that names nothing, and EFULL for insert.
  *
  * Input: container/allocator byte, layout byte, tag byte, seal key byte,
  * then operations; a hook takes one byte from the input when it runs.
@@ -29,7 +35,7 @@
 #define IDS_MAX 8200
 #define SLOTS_MAX 512
 
-enum { ST_LIVE = 1, ST_PENDING, ST_DOOMED, ST_DYING, ST_GONE };
+enum { ST_LIVE = 1, ST_PENDING, ST_DOOMED, ST_DYING, ST_GONE, ST_CLAIMED };
 enum { PH_NONE, PH_REMOVE, PH_FLUSH, PH_CLEAR };
 
 typedef struct model {
@@ -55,6 +61,7 @@ typedef struct model {
     int budget;
     int depth;
     uint16_t dying;
+    bool claims; /* a claim was made: issued indices are not predicted */
 } model;
 
 static model m;
@@ -96,6 +103,24 @@ static ark_status c_remove(ark_handle h) {
 static ark_status c_remove_later(ark_handle h) {
     return m.is_table ? ark_table_remove_later(m.t, h)
                       : ark_pool_remove_later(m.p, h);
+}
+static ark_status c_claim(ark_handle *out, size_t n) {
+    return m.is_table ? ark_table_claim(m.t, out, n)
+                      : ark_pool_claim(m.p, out, n);
+}
+static ark_status c_unclaim(ark_handle h) {
+    return m.is_table ? ark_table_unclaim(m.t, h) : ark_pool_unclaim(m.p, h);
+}
+FUZZ_NO_COVERAGE static ark_status c_insert_at(ark_handle h, uint64_t id) {
+    if (!m.is_table) {
+        return ark_pool_insert_at(m.p, h, &id);
+    }
+    size_t r;
+    ark_status s = ark_table_insert_at(m.t, h, &r);
+    if (s == ARK_OK) {
+        ((uint64_t *)ark_table_column(m.t, 0))[r] = id;
+    }
+    return s;
 }
 static size_t c_flush(void) {
     return m.is_table ? ark_table_flush(m.t) : ark_pool_flush(m.p);
@@ -148,19 +173,33 @@ FUZZ_NO_COVERAGE static ark_status want_status(ark_handle h) {
     return ARK_ESTALE;
 }
 
+/* s is what the model wants, want, or (after a claim) the other of
+ * ERANGE and ESTALE for a handle that names nothing of the model's. */
+FUZZ_NO_COVERAGE static bool agrees(ark_status s, ark_status want,
+                                    ark_handle h) {
+    if (s == want) {
+        return true;
+    }
+    uint64_t idx = h & (((uint64_t)1 << m.ib) - 1);
+    return m.claims && m.owner[idx] == 0 &&
+           (want == ARK_ERANGE || want == ARK_ESTALE) &&
+           (s == ARK_ERANGE || s == ARK_ESTALE) && idx != 0;
+}
+
 /* Any value: check, get, remove and remove_later agree with the model
  * (the mutators only when the value is not live). */
 FUZZ_NO_COVERAGE static void probe(ark_handle h, bool mutate) {
     ark_status want = want_status(h);
-    FUZZ_REQUIRE(c_check(h) == want);
+    ark_status got = c_check(h);
+    FUZZ_REQUIRE(agrees(got, want, h));
     uint64_t id = c_get(h);
     if (want == ARK_OK) {
         FUZZ_REQUIRE(id == m.owner[h & (((uint64_t)1 << m.ib) - 1)]);
     } else {
         FUZZ_REQUIRE(id == 0);
         if (mutate) {
-            FUZZ_REQUIRE(c_remove(h) == want);
-            FUZZ_REQUIRE(c_remove_later(h) == want);
+            FUZZ_REQUIRE(c_remove(h) == got);
+            FUZZ_REQUIRE(c_remove_later(h) == got);
         }
     }
 }
@@ -191,10 +230,10 @@ static uint16_t insert(uint16_t parent) {
     uint16_t id = (uint16_t)m.nids;
     ark_handle h = 0;
     ark_status s = c_insert(id, &h);
-    if (s == ARK_ENOMEM) {
+    if (s == ARK_ENOMEM || (m.claims && s == ARK_EFULL)) {
         return 0;
     }
-    if (full) {
+    if (full && !m.claims) {
         FUZZ_REQUIRE(s == ARK_EFULL);
         return 0;
     }
@@ -202,9 +241,9 @@ static uint16_t insert(uint16_t parent) {
     FUZZ_REQUIRE(want_status(h) != ARK_OK); /* not live already */
     FUZZ_REQUIRE((h >> (m.ib + m.gb)) == m.tag);
     uint64_t idx = h & (limit - 1);
-    FUZZ_REQUIRE(idx >= 1 && idx <= m.distinct + 1);
-    FUZZ_REQUIRE(m.owner[idx] == 0);
-    m.distinct += idx > m.distinct;
+    FUZZ_REQUIRE(idx >= 1 && (m.claims || idx <= m.distinct + 1));
+    FUZZ_REQUIRE(m.owner[idx] == 0); /* not live, marked or claimed */
+    m.distinct = idx > m.distinct ? idx : m.distinct;
     m.owner[idx] = id;
     m.nids++;
     m.h[id] = h;
@@ -268,6 +307,63 @@ static void discard_id(uint16_t id) {
         m.nlive--;
         gone(id);
     }
+}
+
+/* Claim n handles: each a new id, claimed; none live or claimed. */
+static void claim(size_t n) {
+    ark_handle out[8];
+    ark_status s = c_claim(out, n);
+    m.claims = true;
+    if (s == ARK_EFULL) {
+        return;
+    }
+    FUZZ_REQUIRE(s == ARK_OK);
+    uint64_t limit = (uint64_t)1 << m.ib;
+    for (size_t k = 0; k < n && m.nids < IDS_MAX; k++) {
+        ark_handle h = out[k];
+        uint64_t idx = h & (limit - 1);
+        FUZZ_REQUIRE((h >> (m.ib + m.gb)) == m.tag && idx != 0);
+        FUZZ_REQUIRE(m.owner[idx] == 0);
+        FUZZ_REQUIRE(c_check(h) == ARK_ESTALE && c_get(h) == 0);
+        uint16_t id = (uint16_t)m.nids++;
+        m.owner[idx] = id;
+        m.h[id] = h;
+        m.st[id] = ST_CLAIMED;
+        m.distinct = idx > m.distinct ? idx : m.distinct;
+    }
+}
+
+/* Create id's element at its handle: the claim ends; any other id's
+ * handle is refused. */
+static void commit(uint16_t id) {
+    ark_status s = c_insert_at(m.h[id], id);
+    if (m.st[id] != ST_CLAIMED) {
+        FUZZ_REQUIRE(s != ARK_OK);
+        return;
+    }
+    if (s == ARK_ENOMEM) {
+        FUZZ_REQUIRE(c_check(m.h[id]) == ARK_ESTALE);
+        return;
+    }
+    FUZZ_REQUIRE(s == ARK_OK);
+    m.st[id] = ST_LIVE;
+    m.nlive++;
+    FUZZ_REQUIRE(c_get(m.h[id]) == id);
+}
+
+/* Give id's claimed handle back (once). */
+static void unclaim(uint16_t id) {
+    ark_status s = c_unclaim(m.h[id]);
+    if (m.st[id] != ST_CLAIMED) {
+        FUZZ_REQUIRE(s == ARK_ESTALE);
+        return;
+    }
+    if (s == ARK_ENOMEM) {
+        return;
+    }
+    FUZZ_REQUIRE(s == ARK_OK);
+    gone(id);
+    FUZZ_REQUIRE(c_unclaim(m.h[id]) == ARK_ESTALE);
 }
 
 /* An id from the input (0 = none). */
@@ -457,7 +553,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_REQUIRE(c_count() == 0);
             for (size_t id = 1; id < m.nids; id++) {
                 if (m.st[id] != ST_GONE) {
-                    FUZZ_REQUIRE(!m.clear_hooks); /* else its hook ran */
+                    /* else its hook ran; a claim is dropped */
+                    FUZZ_REQUIRE(!m.clear_hooks || m.st[id] == ST_CLAIMED);
                     gone((uint16_t)id);
                 }
             }
@@ -499,6 +596,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint16_t id = pick();
             if (id != 0 && !m.is_table) {
                 discard_id(id);
+            }
+            break;
+        }
+        case 11: /* claim 1 to 8 */
+            claim(1 + (size_t)((op >> 4) & 7));
+            break;
+        case 12: { /* insert_at an id's handle: a claim's is created */
+            uint16_t id = pick();
+            if (id != 0) {
+                commit(id);
+            }
+            break;
+        }
+        case 13: { /* unclaim an id's handle */
+            uint16_t id = pick();
+            if (id != 0) {
+                unclaim(id);
             }
             break;
         }

@@ -6,12 +6,15 @@
  *   bit 0      recompute both checksums first, so mutations of a valid
  *              snapshot reach the structural checks behind them
  *   bits 1-2   which config loads it (fuzz_snapshot_*.c; the seed corpus,
- *              fuzz/seed_snapshot.c, has valid snapshots for each)
+ *              fuzz/seed_snapshot.c, has valid snapshots for each; one
+ *              config of each kind has an index range; the v2-* seeds are
+ *              version 2 snapshots, kept as they were written)
  *   bit 3      custom allocator that fails one allocation, chosen by
  *              bits 4-7
  * Whatever the bytes, load must give ARK_OK or a status and leak nothing;
  * a container it gives must be valid, keep working, and survive a save
- * and load unchanged.
+ * and load unchanged (a version 2 snapshot saves as version 3: then the
+ * second save must give the bytes of the first).
  */
 #ifndef ARK_FUZZ_SNAPSHOT_H
 #define ARK_FUZZ_SNAPSHOT_H
@@ -59,8 +62,19 @@ static void snap_put_le64(uint8_t *p, uint64_t v) {
     }
 }
 
+/* The version of the snapshot in m (0 when too short to tell). */
+static uint32_t snap_version(const snap_mem *m) {
+    if (m->len < 12) {
+        return 0;
+    }
+    const uint8_t *p = m->data + 8;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
 /* Copy the input after the flags byte, fixing checksums if asked:
- * desc_bytes is the descriptor's size (before its checksum). */
+ * desc_bytes is the descriptor's size (before its checksum) in the
+ * version written; a version 2 snapshot's is smaller. */
 static snap_mem snap_input(const uint8_t *data, size_t size,
                            size_t desc_bytes) {
     snap_mem m = {NULL, 0, 0, 0};
@@ -71,6 +85,9 @@ static snap_mem snap_input(const uint8_t *data, size_t size,
     m.cap = m.len;
     m.data = malloc(m.len + 1);
     memcpy(m.data, data + 1, m.len);
+    if (snap_version(&m) == 2) {
+        desc_bytes -= ARK__SNAP_HEADER_BYTES - ARK__SNAP_HEADER_BYTES_V2;
+    }
     if ((data[0] & 1) && m.len >= desc_bytes + 16) {
         ark__snap_sum h;
         ark__snap_sum_init(&h);

@@ -17,12 +17,26 @@ static void check_set(ark_idset *s, const snap_mem *in) {
     for (size_t i = 1; i < ark_idset_count(s); i++) {
         FUZZ_REQUIRE(ark_idset_at(s, i - 1) < ark_idset_at(s, i));
     }
-    /* One encoding per set: saving gives back the bytes read. */
+    /* One encoding per set: saving gives back the bytes read (a version
+     * 2 snapshot saves as version 3, which then saves back unchanged). */
     snap_mem out = {NULL, 0, 0, 0};
     ark_writer w = {snap_mem_write, &out};
     FUZZ_REQUIRE(ark_idset_save(s, &w) == ARK_OK);
-    FUZZ_REQUIRE(out.len == in->pos &&
-                 memcmp(out.data, in->data, in->pos) == 0);
+    if (snap_version(in) == ARK__SNAP_VERSION) {
+        FUZZ_REQUIRE(out.len == in->pos &&
+                     memcmp(out.data, in->data, in->pos) == 0);
+    } else {
+        ark_idset *v = NULL;
+        ark_reader r = {snap_mem_read, &out};
+        FUZZ_REQUIRE(ark_idset_load(&v, NULL, &r) == ARK_OK);
+        snap_mem again = {NULL, 0, 0, 0};
+        ark_writer wa = {snap_mem_write, &again};
+        FUZZ_REQUIRE(ark_idset_save(v, &wa) == ARK_OK);
+        FUZZ_REQUIRE(again.len == out.len &&
+                     memcmp(again.data, out.data, out.len) == 0);
+        ark_idset_destroy(v);
+        free(again.data);
+    }
     free(out.data);
 }
 

@@ -575,13 +575,7 @@ ark_status ark_pool_create(ark_pool **out, const ark_pool_config *cfg) {
         return ARK_ENOMEM;
     }
     memset(p, 0, sizeof *p);
-    ark__slots_config sc = {cfg->index_bits,
-                            cfg->gen_bits,
-                            cfg->tag_bits,
-                            cfg->tag,
-                            cfg->seal_key,
-                            cfg->on_remove != NULL,
-                            cfg->keys != NULL ? &cfg->keys->s : NULL};
+    ark__slots_config sc = ARK__SLOTS_CONFIG_OF(cfg);
     st = ark__slots_init(&p->s, &p->view.slots, &sc, &a, &pool_ops, p);
     if (st != ARK_OK) {
         ark__free(&a, p, sizeof *p);
@@ -863,4 +857,16 @@ ark_handle ark_pool_handle_by_id(const ark_pool *p, uint32_t id) {
         return ARK_NULL_HANDLE;
     }
     return ark__slots_handle(v, id, slot);
+}
+
+/* ---- claims (src/engine/claim.c) --------------------------------------- */
+
+ark_status ark_pool_claim(ark_pool *p, ark_handle *out, size_t n) {
+    assert(p != NULL && (out != NULL || n == 0));
+    return ark__slots_claim(&p->s, out, n);
+}
+
+ark_status ark_pool_unclaim(ark_pool *p, ark_handle h) {
+    assert(p != NULL);
+    return ark__slots_unclaim(&p->s, h);
 }

@@ -374,13 +374,7 @@ ark_status ark_table_create(ark_table **out, const ark_table_config *cfg) {
         return ARK_ENOMEM;
     }
     memset(t, 0, sizeof *t);
-    ark__slots_config sc = {cfg->index_bits,
-                            cfg->gen_bits,
-                            cfg->tag_bits,
-                            cfg->tag,
-                            cfg->seal_key,
-                            cfg->on_remove != NULL,
-                            cfg->keys != NULL ? &cfg->keys->s : NULL};
+    ark__slots_config sc = ARK__SLOTS_CONFIG_OF(cfg);
     st = ark__slots_init(&t->s, &t->view.slots, &sc, &a, &table_ops, t);
     t->columns =
         st == ARK_OK ? ark__alloc(&a, columns_bytes(cfg->ncolumns), 0) : NULL;
@@ -792,4 +786,16 @@ ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row) {
         *row = r;
     }
     return ARK_OK;
+}
+
+/* ---- claims (src/engine/claim.c) --------------------------------------- */
+
+ark_status ark_table_claim(ark_table *t, ark_handle *out, size_t n) {
+    assert(t != NULL && (out != NULL || n == 0));
+    return ark__slots_claim(&t->s, out, n);
+}
+
+ark_status ark_table_unclaim(ark_table *t, ark_handle h) {
+    assert(t != NULL);
+    return ark__slots_unclaim(&t->s, h);
 }

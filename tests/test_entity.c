@@ -576,6 +576,31 @@ TEST(query_skips_what_the_loop_removes) {
 
 /* ---- snapshots ------------------------------------------------------ */
 
+/* Save w's units, pos and vel to m (burning too when tags), then load
+ * them into l, in that order; l's tag set is loaded when tags, else empty,
+ * and attached either way. */
+static int world_roundtrip(const world *w, world *l, membuf *m, bool tags) {
+    ark_writer wr = mem_writer(m);
+    REQ(ark_pool_save(w->units, &wr) == ARK_OK);
+    REQ(ark_pool_save(w->pos, &wr) == ARK_OK);
+    REQ(ark_table_save(w->vel, &wr) == ARK_OK);
+    REQ(!tags || ark_idset_save(w->burning, &wr) == ARK_OK);
+    memset(l, 0, sizeof *l);
+    ark_reader rd = mem_reader(m);
+    ark_pool_config uc = {ARK_POOL_ELEM(unit), .index_bits = 24,
+                          .gen_bits = 20};
+    REQ(ark_pool_load(&l->units, &uc, &rd) == ARK_OK);
+    ark_pool_config pc = {ARK_POOL_ELEM(vec2), .keys = l->units};
+    REQ(ark_pool_load(&l->pos, &pc, &rd) == ARK_OK);
+    ark_table_config tc = {
+        .column_sizes = vel_cols, .ncolumns = 2, .keys = l->units};
+    REQ(ark_table_load(&l->vel, &tc, &rd) == ARK_OK);
+    REQ((tags ? ark_idset_load(&l->burning, NULL, &rd)
+              : ark_idset_create(&l->burning, NULL)) == ARK_OK);
+    REQ(ark_pool_attach_idset(l->units, l->burning) == ARK_OK);
+    return 1;
+}
+
 TEST(a_saved_world_loads_the_same) {
     world w;
     CHECK(world_make(&w, NULL));
@@ -600,24 +625,8 @@ TEST(a_saved_world_loads_the_same) {
     CHECK_OK(ark_pool_remove_later(w.units, e[1]));
     CHECK_OK(ark_pool_remove_later(w.pos, e[4]));
     membuf m = {0};
-    ark_writer wr = mem_writer(&m);
-    CHECK_OK(ark_pool_save(w.units, &wr));
-    CHECK_OK(ark_pool_save(w.pos, &wr));
-    CHECK_OK(ark_table_save(w.vel, &wr));
-    CHECK_OK(ark_idset_save(w.burning, &wr));
     world l;
-    memset(&l, 0, sizeof l);
-    ark_reader rd = mem_reader(&m);
-    ark_pool_config uc = {ARK_POOL_ELEM(unit), .index_bits = 24,
-                          .gen_bits = 20};
-    CHECK_OK(ark_pool_load(&l.units, &uc, &rd));
-    ark_pool_config pc = {ARK_POOL_ELEM(vec2), .keys = l.units};
-    CHECK_OK(ark_pool_load(&l.pos, &pc, &rd));
-    ark_table_config tc = {
-        .column_sizes = vel_cols, .ncolumns = 2, .keys = l.units};
-    CHECK_OK(ark_table_load(&l.vel, &tc, &rd));
-    CHECK_OK(ark_idset_load(&l.burning, NULL, &rd));
-    CHECK_OK(ark_pool_attach_idset(l.units, l.burning));
+    CHECK(world_roundtrip(&w, &l, &m, true));
     CHECK(world_valid(&l));
     for (int k = 0; k < 200; k++) {
         CHECK_EQ(ark_pool_get(l.units, e[k]) == NULL,
@@ -640,6 +649,55 @@ TEST(a_saved_world_loads_the_same) {
         CHECK_OK(ark_pool_insert_at(w.pos, a, &(vec2){0, 0}));
         CHECK_OK(ark_pool_insert_at(l.pos, b, &(vec2){0, 0}));
     }
+    CHECK(world_valid(&l));
+    mem_free(&m);
+    world_free(&l);
+    world_free(&w);
+}
+
+/* A worker claims entity handles; the owning thread creates the entities
+ * and their components at them. Keyed containers take no claims and no
+ * index range (their entity pool decides), and a world with claims
+ * outstanding saves and loads. */
+TEST(claimed_entities_take_components_once_created) {
+    world w;
+    CHECK(world_make(&w, NULL));
+    ark_handle c[4];
+    CHECK_OK(ark_pool_claim(w.units, c, 4));
+    ark_handle out;
+    CHECK_EQ(ark_pool_claim(w.pos, &out, 1), ARK_EINVAL);
+    CHECK_EQ(ark_table_claim(w.vel, &out, 1), ARK_EINVAL);
+    CHECK_EQ(ark_pool_unclaim(w.pos, c[0]), ARK_EINVAL);
+    CHECK_EQ(ark_table_unclaim(w.vel, c[0]), ARK_EINVAL);
+    ark_pool *bad = NULL;
+    ark_pool_config rc = {ARK_POOL_ELEM(vec2), .keys = w.units, .index_min = 5,
+                          .index_max = 9};
+    CHECK_EQ(ark_pool_create(&bad, &rc), ARK_EINVAL);
+    CHECK(bad == NULL);
+    /* No component for an entity that is only claimed. */
+    CHECK_EQ(ark_pool_insert_at(w.pos, c[0], &(vec2){1, 1}), ARK_ESTALE);
+    CHECK_EQ(ark_pool_tag(w.units, w.burning, c[0]), ARK_ESTALE);
+    CHECK_OK(ark_pool_insert_at(w.units, c[0], &(unit){10}));
+    CHECK_OK(ark_pool_insert_at(w.units, c[1], &(unit){11}));
+    CHECK_OK(ark_pool_insert_at(w.pos, c[0], &(vec2){1, 1}));
+    size_t r;
+    CHECK_OK(ark_table_insert_at(w.vel, c[1], &r));
+    CHECK_OK(ark_pool_tag(w.units, w.burning, c[1]));
+    CHECK(world_valid(&w));
+    /* Saved with c[2] and c[3] still claimed. */
+    membuf m = {0};
+    world l;
+    CHECK(world_roundtrip(&w, &l, &m, false));
+    CHECK(world_valid(&l));
+    CHECK(ark_pool_get(l.pos, c[0]) != NULL);
+    CHECK(ark_table_row(l.vel, c[1]) != ARK_NO_ROW);
+    CHECK_OK(ark_pool_insert_at(l.units, c[2], &(unit){12}));
+    CHECK_OK(ark_pool_insert_at(l.pos, c[2], &(vec2){2, 2}));
+    CHECK_OK(ark_pool_unclaim(l.units, c[3]));
+    CHECK_EQ(ark_pool_insert_at(l.units, c[3], &(unit){13}), ARK_ESTALE);
+    /* Removing a created claim removes its components, as any entity. */
+    CHECK_OK(ark_pool_remove(l.units, c[2]));
+    CHECK(ark_pool_get(l.pos, c[2]) == NULL);
     CHECK(world_valid(&l));
     mem_free(&m);
     world_free(&l);

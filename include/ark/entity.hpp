@@ -183,22 +183,8 @@ template <class C, class E> class components {
         if (last_ != ARK_OK) {
             return nullptr;
         }
-        void *m = ark_pool_get(p_, e.raw());
-        if constexpr (!std::is_nothrow_constructible_v<C, Args...>) {
-            struct unbuild {
-                ark_pool *p;
-                ark_handle h;
-                ~unbuild() {
-                    if (p != nullptr) {
-                        ark__pool_discard(p, h);
-                    }
-                }
-            } guard{p_, e.raw()};
-            C *c = ::new (m) C(std::forward<Args>(args)...);
-            guard.p = nullptr;
-            return c;
-        }
-        return ::new (m) C(std::forward<Args>(args)...);
+        return detail::build_in<C>(p_, e.raw(), ark_pool_get(p_, e.raw()),
+                                   std::forward<Args>(args)...);
     }
 
     /* Return entity e's component, or nullptr (none, or e not live).

@@ -63,8 +63,30 @@
  * remove are inline, so a loop of them makes no call (the library exports
  * them too, for bindings).
  *
- * Thread-safety: none; a pool may be read by several threads at once if
- * none writes.
+ * Claims (ark_pool_claim): a worker thread that needs the handle of an
+ * element before the owning thread creates it claims one; the owning
+ * thread later creates the element at that handle with ark_pool_insert_at
+ * (for instance from a task the worker posted to an ark_mainq), or gives
+ * it back with ark_pool_unclaim. A claimed handle is unique and names no
+ * element until then. Claims take no lock and never make the owning
+ * thread wait; its insert, get, remove and iteration cost what they cost
+ * without claims.
+ *
+ * Index ranges: index_min and index_max confine insert and claim to those
+ * slot indices, while insert_at may use any. A client that mirrors a
+ * server's pool with insert_at gives its own local objects a range the
+ * server never uses, so the two never collide. A slot outside the range
+ * is only ever reused by insert_at. Storage is one slot per index up to
+ * the highest in use, so a range high in the index space costs the
+ * storage of the indices below it once anything is created (reserved
+ * address space with the C library allocator: set max_elements to at
+ * least index_max). While an element outside the range is live, removals
+ * take the out-of-line path.
+ *
+ * Thread-safety: one owning thread; a pool may be read by several threads
+ * at once if none writes. ark_pool_claim may be called from any thread,
+ * concurrently with everything but create, destroy, load, clear and
+ * reserve (docs/threads.md).
  */
 #ifndef ARK_POOL_H
 #define ARK_POOL_H
@@ -119,6 +141,10 @@ typedef struct ark_pool_config {
     unsigned gen_bits;   /* 1..32, 0 = 32: generation bits of a handle */
     unsigned tag_bits;   /* tag bits above index and generation; 0 = none */
     uint64_t tag;        /* this pool's tag; must fit in tag_bits */
+    /* The slot indices insert and claim take, inclusive (see "Index
+     * ranges" above): 0 and 0 = every index of the layout; index_min 0 =
+     * 1. insert_at takes any index of the layout. */
+    uint32_t index_min, index_max;
     /* Elements to reserve address space for (default allocator only); 0 =
      * ARK_POOL_DEFAULT_RESERVE_BYTES worth. A hint, not a limit: past it
      * the pool grows in pages, a little slower to look up. Address space
@@ -218,7 +244,9 @@ ARK_API ark_status ark_pool_remove_later(ark_pool *p, ark_handle h);
  * order they were marked, including those hooks mark during the flush.
  * Returns how many marked elements were freed (elements that hooks remove
  * with ark_pool_remove during the flush are freed too, but not counted).
- * Does nothing (returns 0) from a hook. */
+ * Once a claim has been made, it also sets free slots aside for claims
+ * (ark_pool_claim), those past their reuse delay, up to 1024. Does
+ * nothing (returns 0) from a hook. */
 ARK_API size_t ark_pool_flush(ark_pool *p);
 
 /* Return the number of live elements (marked ones excluded). */
@@ -316,16 +344,19 @@ ARK_API void ark_pool_each(ark_pool *p,
  * replica may skip generations); the slot leaves the free queue, whose
  * other slots keep their order. If the index is past every issued one,
  * the slots in between become free, queued in index order, and later
- * inserts reuse them by the usual rule; one call may add at most 65536
- * such slots past the pool's storage, and at most 4 MiB of them (fewer
- * slots for elements over about 60 bytes), so a far index from a peer
- * cannot make one call allocate much; reserve first to mirror a larger
- * pool in any order.
+ * inserts reuse them by the usual rule (slots outside the index range
+ * become free for insert_at only); one call may add at most 65536 such
+ * slots past the pool's storage, and at most 4 MiB of them (fewer slots
+ * for elements over about 60 bytes), so a far index from a peer cannot
+ * make one call allocate much; reserve first to mirror a larger pool in
+ * any order. h may be a claimed handle (ark_pool_claim): its element is
+ * created and the claim ends, however far past the storage it lies.
  * Errors: ARK_ENULL (0), ARK_EFOREIGN (another tag or bits above the
  * layout), ARK_ERANGE (index 0, or the generation 2^32 - 1 no slot
- * carries), ARK_EEXIST (slot live, or marked by remove_later with an
- * older generation: flush first), ARK_ESTALE (generation older than the
- * slot's next one, slot retired, or h names the marked element),
+ * carries), ARK_EEXIST (slot live, marked by remove_later with an older
+ * generation: flush first, or claimed with an older generation than h's),
+ * ARK_ESTALE (generation older than the slot's next one or than its
+ * claim's, slot retired, or h names the marked element),
  * ARK_EFULL (the index is further past the storage than that),
  * ARK_EINVAL (called from a hook), ARK_ENOMEM. The pool is unchanged on
  * error.
@@ -335,6 +366,46 @@ ARK_API void ark_pool_each(ark_pool *p,
  */
 ARK_API ark_status ark_pool_insert_at(ark_pool *p, ark_handle h,
                                       const void *elem);
+
+/*
+ * Claim n handles for elements the owning thread will create later: write
+ * them to out, all of them or none. A claimed handle names no element
+ * (get gives NULL, check ARK_ESTALE) and no insert, claim or insert_at
+ * hands it out again until the owning thread creates its element with
+ * ark_pool_insert_at(p, h, elem), after which it is an ordinary live
+ * handle, or gives it back with ark_pool_unclaim. Claims take indices of
+ * the index range: free slots the owning thread set aside at its last
+ * flush (each past its reuse delay), or, when fewer than n are set
+ * aside, fresh indices. Nothing is allocated: the owning thread gives a
+ * claimed slot storage when it creates the element.
+ * Errors: ARK_EINVAL (a keyed pool), ARK_EFULL (neither the slots set
+ * aside nor the fresh indices left in the range number n; nothing is
+ * claimed). Never ARK_ENOMEM.
+ * Complexity: O(n), with one atomic read-modify-write per call unless
+ * another thread claims at the same instant (then one more per claim that
+ * got in first).
+ * Thread-safety: any thread, concurrently with other claims and with
+ * every call of the owning thread but create, destroy, load, clear and
+ * reserve. No lock: neither a claimer nor the owning thread ever waits.
+ * Lifetime: a claim lasts until insert_at or unclaim; clear and destroy
+ * drop every claim (those handles are never handed out again); save and
+ * load keep them.
+ */
+ARK_API ark_status ark_pool_claim(ark_pool *p, ark_handle *out, size_t n);
+
+/*
+ * Give back a claimed handle whose element was never created. Its
+ * generation is used up as by a removal: that handle is never handed out
+ * again, and the slot follows the normal reuse rules.
+ * Errors: ARK_EINVAL (a keyed pool), ARK_ENULL, ARK_EFOREIGN,
+ * ARK_ESTALE (h is not claimed: never claimed, already given back, or its
+ * element created), ARK_ENOMEM (the pool could not grow to the slot of a
+ * fresh claim; nothing changed).
+ * Complexity: O(1) amortized; the first call that names a fresh claim
+ * makes room for the slots up to it.
+ * Thread-safety: the owning thread.
+ */
+ARK_API ark_status ark_pool_unclaim(ark_pool *p, ark_handle h);
 
 /*
  * Write a snapshot of p to w (format: docs/snapshot.md): handle layout,

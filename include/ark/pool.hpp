@@ -26,6 +26,9 @@ struct pool_options {
     unsigned gen_bits = 0;
     unsigned tag_bits = 0;
     uint64_t tag = 0;
+    /* The slot indices insert and claim take, inclusive (0 and 0: all). */
+    uint32_t index_min = 0;
+    uint32_t index_max = 0;
     size_t max_elements = 0;
     uint64_t seal_key = 0;
     const ark_allocator *allocator = nullptr; /* must outlive the pool */
@@ -84,6 +87,31 @@ template <class T, class K, class H> c_hook make_hook(H *hook) noexcept {
     c.fn = &hook_then_destroy<T, K, H>;
     c.user = const_cast<std::remove_const_t<H> *>(hook);
     return c;
+}
+
+/* Construct a T from args in slot memory m of element h of pool p. When
+ * the constructor may throw, a guard gives the slot back on a throw, at
+ * once and with no removal hook (no ~T for what was never built), even
+ * from inside a hook; without exceptions the compiler drops it. */
+template <class T, class... Args>
+T *build_in(ark_pool *p, ark_handle h, void *m, Args &&...args) noexcept(
+    std::is_nothrow_constructible_v<T, Args...>) {
+    if constexpr (!std::is_nothrow_constructible_v<T, Args...>) {
+        struct unbuild {
+            ark_pool *p;
+            ark_handle h;
+            ~unbuild() {
+                if (p != nullptr) {
+                    ark__pool_discard(p, h);
+                }
+            }
+        } guard{p, h};
+        T *t = ::new (m) T(std::forward<Args>(args)...);
+        guard.p = nullptr;
+        return t;
+    } else {
+        return ::new (m) T(std::forward<Args>(args)...);
+    }
 }
 
 } // namespace detail
@@ -230,26 +258,72 @@ template <class T> class pool {
             }
         }
         last_ = ARK_OK;
-        if constexpr (!std::is_nothrow_constructible_v<T, Args...>) {
-            /* Without exceptions the guard is dead code the compiler
-             * drops; with them it gives the slot back on a throw, at once
-             * and with no removal hook (no ~T for what was never built),
-             * even from inside a hook. */
-            struct unbuild {
-                ark_pool *p;
-                ark_handle h;
-                ~unbuild() {
-                    if (p != nullptr) {
-                        ark__pool_discard(p, h);
-                    }
-                }
-            } guard{p_, h};
-            ::new (m) T(std::forward<Args>(args)...);
-            guard.p = nullptr;
-            return handle_type(h);
-        }
-        ::new (m) T(std::forward<Args>(args)...);
+        detail::build_in<T>(p_, h, m, std::forward<Args>(args)...);
         return handle_type(h);
+    }
+
+    /*
+     * Claim n handles for elements to be created later, from any thread
+     * (ark_pool_claim): out[0, n) on ARK_OK, nothing claimed otherwise
+     * (ARK_EFULL). Leaves last_status() alone, so that other threads may
+     * call it while the owning thread uses the pool.
+     */
+    status claim(handle_type *out, size_t n) noexcept {
+        assert(p_ != nullptr && (out != nullptr || n == 0));
+        /* A handle<T> is its ark_handle (same size, trivially copyable):
+         * the C call writes the values as a memcpy would. */
+        return ark_pool_claim(p_, reinterpret_cast<ark_handle *>(out), n);
+    }
+
+    /* Claim one handle from any thread; the null handle when the range
+     * has none left. */
+    handle_type claim() noexcept {
+        ark_handle h = ARK_NULL_HANDLE;
+        return ark_pool_claim(p_, &h, 1) == ARK_OK ? handle_type(h)
+                                                   : handle_type();
+    }
+
+    /* Give back a claimed handle whose element was never created (owning
+     * thread; ark_pool_unclaim). Returns false (last_status() why) for a
+     * handle that is not claimed. */
+    bool unclaim(handle_type h) noexcept {
+        assert(p_ != nullptr);
+        last_ = ark_pool_unclaim(p_, h.raw());
+        return last_ == ARK_OK;
+    }
+
+    /*
+     * Construct the element of handle h in place from args: a claimed
+     * handle (claim), or a server's handle a replica mirrors
+     * (ark_pool_insert_at). Returns false, nothing constructed, when h
+     * cannot be created (last_status() says why: ARK_EEXIST, ARK_ESTALE,
+     * ARK_EFULL, ARK_ENOMEM, ...).
+     */
+    template <class... Args>
+    bool emplace_at(handle_type h, Args &&...args) noexcept(
+        std::is_nothrow_constructible_v<T, Args...>) {
+        assert(p_ != nullptr);
+        last_ = ark_pool_insert_at(p_, h.raw(),
+                                   detail::zero_block<sizeof(T)>::bytes);
+        if (last_ != ARK_OK) {
+            return false;
+        }
+        detail::build_in<T>(p_, h.raw(), ark_pool_get(p_, h.raw()),
+                            std::forward<Args>(args)...);
+        return true;
+    }
+
+    /* Copy v into the element of handle h; as emplace_at. */
+    bool
+    insert_at(handle_type h,
+              const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) {
+        if constexpr (std::is_trivially_copyable_v<T>) {
+            assert(p_ != nullptr);
+            last_ = ark_pool_insert_at(p_, h.raw(), std::addressof(v));
+            return last_ == ARK_OK;
+        } else {
+            return emplace_at(h, v);
+        }
     }
 
     /* Return the element h names, or nullptr (null, stale, foreign,
@@ -462,6 +536,8 @@ template <class T> class pool {
         cfg.gen_bits = o.gen_bits;
         cfg.tag_bits = o.tag_bits;
         cfg.tag = o.tag;
+        cfg.index_min = o.index_min;
+        cfg.index_max = o.index_max;
         cfg.max_elements = o.max_elements;
         cfg.seal_key = o.seal_key;
         cfg.allocator = o.allocator;

@@ -59,8 +59,15 @@
  * remove_later: O(ncolumns) amortised; growth doubles the capacity.
  * flush: O(pending * ncolumns).
  *
- * Thread-safety: none; a table may be read by several threads at once if
- * none writes.
+ * Claims and index ranges: as a pool's (pool.h): ark_table_claim gives
+ * handles from any thread, ark_table_insert_at creates their rows on the
+ * owning thread, ark_table_unclaim gives them back; index_min and
+ * index_max confine insert and claim to a range of slot indices.
+ *
+ * Thread-safety: one owning thread; a table may be read by several threads
+ * at once if none writes. ark_table_claim may be called from any thread,
+ * concurrently with everything but create, destroy, load, clear and
+ * reserve (docs/threads.md).
  */
 #ifndef ARK_TABLE_H
 #define ARK_TABLE_H
@@ -96,6 +103,10 @@ typedef struct ark_table_config {
     unsigned gen_bits;          /* 1..32, 0 = 32: generation bits */
     unsigned tag_bits;          /* tag bits above index and generation */
     uint64_t tag;               /* this table's tag; must fit in tag_bits */
+    /* The slot indices insert and claim take, inclusive; 0 and 0 = every
+     * index of the layout. As ark_pool_config's (see pool.h, "Index
+     * ranges"); insert_at takes any index of the layout. */
+    uint32_t index_min, index_max;
     /* Rows to reserve address space for (virtual-memory path only); 0 =
      * ARK_TABLE_DEFAULT_MAX_ROWS. A hint, not a limit: growing past it
      * moves the columns once into a reservation twice as large. Address
@@ -213,8 +224,9 @@ ARK_API ark_status ark_table_remove_later(ark_table *t, ark_handle h);
 /* Remove every row marked by remove_later, in marking order (each one a
  * swap-and-pop, after its on_remove), including rows hooks mark during the
  * flush. Returns how many marked rows were removed (rows that hooks remove
- * with ark_table_remove during the flush go too, uncounted). Does nothing
- * (returns 0) from a hook. */
+ * with ark_table_remove during the flush go too, uncounted). Once a claim
+ * has been made, it also sets free slots aside for claims, as
+ * ark_pool_flush does. Does nothing (returns 0) from a hook. */
 ARK_API size_t ark_table_flush(ark_table *t);
 
 /*
@@ -242,14 +254,42 @@ ARK_API ark_status ark_table_reserve(ark_table *t, size_t n);
 /*
  * Create a zeroed row at the end for exactly handle h, and store its row
  * in *row (may be NULL): a replica mirrors its server's table by creating
- * each row at the handle the server issued, in any order. The handle
- * rules are ark_pool_insert_at's (one implementation serves both).
+ * each row at the handle the server issued, in any order, or the owning
+ * thread creates the row of a claimed handle (ark_table_claim). The
+ * handle rules are ark_pool_insert_at's (one implementation serves both).
  * Errors: ARK_ENULL, ARK_EFOREIGN, ARK_ERANGE, ARK_EEXIST, ARK_ESTALE,
  * ARK_EFULL, ARK_EINVAL, ARK_ENOMEM as ark_pool_insert_at; the table is
  * unchanged on error (its capacity may have grown).
  * Complexity: as ark_pool_insert_at, plus O(ncolumns).
  */
 ARK_API ark_status ark_table_insert_at(ark_table *t, ark_handle h, size_t *row);
+
+/*
+ * Claim n handles for rows the owning thread will create later with
+ * ark_table_insert_at: write them to out, all of them or none. The rules
+ * are ark_pool_claim's (one implementation serves both): a claimed handle
+ * names no row (row gives ARK_NO_ROW, check ARK_ESTALE) and is handed out
+ * by nothing else until its row is created or it is given back with
+ * ark_table_unclaim.
+ * Errors: ARK_EINVAL (a keyed table), ARK_EFULL (nothing is claimed).
+ * Never ARK_ENOMEM.
+ * Complexity: O(n); one atomic read-modify-write per call when no other
+ * thread claims at the same instant.
+ * Thread-safety: any thread, concurrently with other claims and with
+ * every call of the owning thread but create, destroy, load, clear and
+ * reserve.
+ */
+ARK_API ark_status ark_table_claim(ark_table *t, ark_handle *out, size_t n);
+
+/*
+ * Give back a claimed handle whose row was never created; its generation
+ * is used up as by a removal (see ark_pool_unclaim).
+ * Errors: ARK_EINVAL (a keyed table), ARK_ENULL, ARK_EFOREIGN, ARK_ESTALE
+ * (not claimed), ARK_ENOMEM.
+ * Complexity: O(1) amortized.
+ * Thread-safety: the owning thread.
+ */
+ARK_API ark_status ark_table_unclaim(ark_table *t, ark_handle h);
 
 /*
  * Write a snapshot of t to w (format: docs/snapshot.md): handle layout,

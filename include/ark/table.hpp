@@ -20,6 +20,9 @@ struct table_options {
     unsigned gen_bits = 0;
     unsigned tag_bits = 0;
     uint64_t tag = 0;
+    /* The slot indices insert and claim take, inclusive (0 and 0: all). */
+    uint32_t index_min = 0;
+    uint32_t index_max = 0;
     size_t max_rows = 0;
     uint64_t seal_key = 0;
     const ark_allocator *allocator = nullptr; /* must outlive the table */
@@ -77,6 +80,39 @@ class table {
         ark_handle h = ARK_NULL_HANDLE;
         last_ = ark_table_insert(t_, &h, row);
         return handle_type(h);
+    }
+
+    /* Claim n handles for rows to be created later, from any thread
+     * (ark_table_claim): out[0, n) on ARK_OK, nothing otherwise. Leaves
+     * last_status() alone. */
+    status claim(handle_type *out, size_t n) noexcept {
+        assert(t_ != nullptr && (out != nullptr || n == 0));
+        return ark_table_claim(t_, reinterpret_cast<ark_handle *>(out), n);
+    }
+
+    /* Claim one handle from any thread; the null handle when none is
+     * left. */
+    handle_type claim() noexcept {
+        ark_handle h = ARK_NULL_HANDLE;
+        return ark_table_claim(t_, &h, 1) == ARK_OK ? handle_type(h)
+                                                    : handle_type();
+    }
+
+    /* Give back a claimed handle whose row was never created (owning
+     * thread). Returns false (last_status() why) otherwise. */
+    bool unclaim(handle_type h) noexcept {
+        assert(t_ != nullptr);
+        last_ = ark_table_unclaim(t_, h.raw());
+        return last_ == ARK_OK;
+    }
+
+    /* Create the zeroed row of handle h (a claimed handle, or a server's
+     * a replica mirrors; ark_table_insert_at) and store its row in *row
+     * if given. Returns false (last_status() why) on failure. */
+    bool insert_at(handle_type h, size_t *row = nullptr) noexcept {
+        assert(t_ != nullptr);
+        last_ = ark_table_insert_at(t_, h.raw(), row);
+        return last_ == ARK_OK;
     }
 
     /* Return h's row, or ARK_NO_ROW. Inline. */
@@ -187,6 +223,8 @@ class table {
         cfg.gen_bits = o.gen_bits;
         cfg.tag_bits = o.tag_bits;
         cfg.tag = o.tag;
+        cfg.index_min = o.index_min;
+        cfg.index_max = o.index_max;
         cfg.max_rows = o.max_rows;
         cfg.seal_key = o.seal_key;
         cfg.allocator = o.allocator;

@@ -121,4 +121,7 @@ uint64_t ark__entropy64(const void *salt, bool *from_os);
 /* Return x through the splitmix64 finaliser (a bijection on 64 bits). */
 uint64_t ark__mix64(uint64_t x);
 
+/* qsort's comparison of two uint32_t, ascending. */
+int ark__cmp_u32(const void *a, const void *b);
+
 #endif /* ARK_BASE_BASE_H */

@@ -136,3 +136,8 @@ void *ark__grow_array(const ark_allocator *a, void *arr, size_t *cap,
     *cap = (size_t)ncap;
     return n;
 }
+
+int ark__cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}

@@ -118,11 +118,6 @@ ark_status ark__slots_untag(ark__slots *k, ark_handle h) {
     return ARK_OK;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The indices of pending[from, from + n) into ids, ascending (each
  * entity is marked once). A batch that is a fair share of the entities is
  * sorted through a bitmap of them, O(issued / 64 + n); a small one by
@@ -135,7 +130,7 @@ static void sort_ids(const ark__slots *k, size_t from, size_t n,
     size_t words = (size_t)((k->v->issued + 63) >> 6), bytes = words * 8;
     uint64_t *bits = n * 16 < words ? NULL : ark__alloc(&k->alloc, bytes, 0);
     if (bits == NULL) {
-        qsort(ids, n, sizeof *ids, cmp_u32);
+        qsort(ids, n, sizeof *ids, ark__cmp_u32);
         return;
     }
     memset(bits, 0, bytes);

@@ -99,11 +99,13 @@ ark_status ark__slots_init(ark__slots *s, ark__slots_view *v,
     v->ring_cap = v->head = v->tail = v->ring_dead = v->issued = 0;
     v->ring_mask = UINT64_MAX; /* ring_cap - 1 */
     v->fast_stamp_max = 0;
+    v->fresh_end = 0;
     ark_status st = ARK_OK;
     if (cfg->keys == NULL) {
         st = layout_init(&v->layout, cfg);
     } else if ((cfg->index_bits | cfg->gen_bits | cfg->tag_bits) != 0 ||
-               cfg->tag != 0 || cfg->seal_key != 0 || cfg->keys->keyed) {
+               (cfg->index_min | cfg->index_max) != 0 || cfg->tag != 0 ||
+               cfg->seal_key != 0 || cfg->keys->keyed) {
         st = ARK_EINVAL; /* the key space decides all of them */
     } else {
         v->layout = cfg->keys->v->layout;
@@ -118,6 +120,10 @@ ark_status ark__slots_init(ark__slots *s, ark__slots_view *v,
     s->limit = (uint64_t)1 << v->layout.index_bits;
     s->has_hook = cfg->has_hook;
     s->v->issued = 1; /* slot 0 exists from the first growth, never issued */
+    st = ark__slots_range_init(s, cfg);
+    if (st != ARK_OK) {
+        return st;
+    }
     ark__slots_refresh_fast(s);
     if (cfg->keys != NULL) {
         return ark__slots_init_keyed(s, cfg->keys);
@@ -133,6 +139,7 @@ void ark__slots_fini(ark__slots *s) {
     ark__free(&s->alloc, s->pending, s->pending_cap * sizeof *s->pending);
     ark__free(&s->alloc, s->doomed, s->doomed_cap * sizeof *s->doomed);
     ark__free(&s->alloc, s->skip, (size_t)s->skip_cap * sizeof *s->skip);
+    ark__slots_claims_fini(s);
 }
 
 /* ---- growth ------------------------------------------------------------ */
@@ -163,22 +170,29 @@ ark_status ark__slots_grow_ring(ark__slots *s, uint64_t want) {
     v->ring_mask = ncap - 1;
     v->head = 0;
     v->tail = n;
+    ark__slots_refresh_fresh(s);
     return ARK_OK;
 }
 
 /* Make slots [0, want) exist: storage from the container, ring room from
- * the engine. want <= limit. */
+ * the engine (for the slots of the index range). want <= limit. */
 ark_status ark__slots_grow_to(ark__slots *s, uint64_t want) {
-    ark_status st = s->keyed ? ARK_OK : ark__slots_grow_ring(s, want);
+    ark_status st =
+        s->keyed ? ARK_OK
+                 : ark__slots_grow_ring(s, ark__slots_ring_want(s, want));
     if (st == ARK_OK && want > s->v->cap) {
         st = s->ops->grow(s->owner, want);
+        ark__slots_refresh_fresh(s);
     }
     return st;
 }
 
 ark_status ark__slots_grow_fresh(ark__slots *s) {
-    if (s->v->issued >= s->limit) {
-        return ARK_EFULL;
+    if (s->v->issued >= s->chunk_end) {
+        ark_status st = ark__slots_take_run(s);
+        if (st != ARK_OK) {
+            return st;
+        }
     }
     return ark__slots_grow_to(s, s->v->issued + 1);
 }
@@ -234,15 +248,21 @@ ark_status ark__slots_reserve(ark__slots *s, size_t n) {
      * keeps the count at most n (until slots retire). */
     uint64_t need = (uint64_t)n - count;
     uint64_t nfree = ark__slots_nfree(s->v);
-    if (need > s->limit - s->v->issued + nfree) {
+    if (need > ark__slots_fresh_left(s) + nfree) {
         return ARK_EFULL;
     }
     uint64_t wait =
         nfree < ARK_REUSE_DELAY - 1 ? ARK_REUSE_DELAY - 1 - nfree : 0;
-    uint64_t want = s->v->issued + need + wait;
-    want = want < s->limit ? want : s->limit;
+    /* Fresh slots come from the owner's run, then from the frontier. */
+    uint64_t take = need + wait, issued = s->v->issued;
+    uint64_t run = issued < s->chunk_end ? s->chunk_end - issued : 0;
+    uint64_t want =
+        take <= run ? issued + take : ark__slots_frontier(s) + (take - run);
+    want = want > issued ? want : issued;
+    want = want < s->end ? want : s->end;
     ark_status st = s->ops->back(s->owner, want);
-    return st == ARK_OK ? ark__slots_grow_ring(s, want) : st;
+    return st == ARK_OK ? ark__slots_grow_ring(s, ark__slots_ring_want(s, want))
+                        : st;
 }
 
 /* ---- removal ----------------------------------------------------------- */
@@ -349,7 +369,9 @@ static bool removal_general(const ark__slots *s) {
 
 void ark__slots_refresh_fast(ark__slots *s) {
     s->v->fast_stamp_max =
-        removal_general(s) || s->v->ring_dead != 0 ? 0 : s->v->layout.gen_max;
+        removal_general(s) || s->v->ring_dead != 0 || s->outside
+            ? 0
+            : s->v->layout.gen_max;
 }
 
 /* Unlink live slot i and finish it now, its hook run or not. */
@@ -505,6 +527,7 @@ size_t ark__slots_flush(ark__slots *s) {
     s->draining = true;
     size_t n = drain_pending(s, s->has_hook, true);
     s->draining = false;
+    ark__slots_restock(s);
     return n;
 }
 
@@ -526,6 +549,7 @@ void ark__slots_clear(ark__slots *s, bool run_hook) {
     }
     ark__slots_clear_tags(s);
     s->quiet = false;
+    ark__slots_drop_claims(s);
     s->draining = false;
 }
 
@@ -545,6 +569,9 @@ ark_status ark__slots_classify(const ark__slots *s, ark_handle h) {
         return st;
     }
     uint64_t i = h & l->index_mask;
+    if (i >= s->v->issued && ark__slots_claimed_ahead(s, i)) {
+        return ARK_ESTALE;
+    }
     return i == 0 || i >= s->v->issued ? ARK_ERANGE : ARK_ESTALE;
 }
 
@@ -611,7 +638,7 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
     uint64_t dead = 0;
     for (uint64_t k = 0; k < ark__slots_queued(s->v); k++) {
         uint64_t i = ark__slots_ring_at(s->v, k);
-        if (i == 0 || i >= s->v->issued) {
+        if (i == 0 || i >= s->v->issued || i < s->lo || i >= s->end) {
             return false;
         }
         if (skip != NULL && i < s->skip_cap && skip[i] > 0) {
@@ -643,8 +670,9 @@ static bool validate_lists(const ark__slots *s, uint64_t *seen,
 ark_status ark__slots_validate(const ark__slots *s,
                                bool (*linked)(const void *c, uint64_t i)) {
     const ark__slots_view *v = s->v;
-    uint32_t fast_max =
-        removal_general(s) || s->v->ring_dead != 0 ? 0 : v->layout.gen_max;
+    uint32_t fast_max = removal_general(s) || s->v->ring_dead != 0 || s->outside
+                            ? 0
+                            : v->layout.gen_max;
     if (s->v->fast_stamp_max != fast_max) {
         return ARK_ECORRUPT;
     }
@@ -668,7 +696,8 @@ ark_status ark__slots_validate(const ark__slots *s,
         return ARK_ECORRUPT;
     }
     if (s->v->issued > v->cap || v->cap > s->limit ||
-        (!s->keyed && s->v->ring_cap + 1 < s->v->issued) ||
+        (!s->keyed &&
+         s->v->ring_cap + 1 < ark__slots_ring_want(s, s->v->issued)) ||
         s->v->ring_mask != s->v->ring_cap - 1 ||
         ark__slots_queued(s->v) > s->v->ring_cap ||
         s->v->ring_dead > ark__slots_queued(s->v) ||
@@ -709,10 +738,13 @@ ark_status ark__slots_validate(const ark__slots *s,
         }
         memcpy(skip, s->skip, (size_t)s->skip_cap * sizeof *skip);
     }
-    /* Every issued slot is live, free, retired or held: the checks of held
-     * and of the count above say so in sum; the lists say it slot by
-     * slot. */
-    bool ok = validate_lists(s, seen, skip);
+    /* Every issued slot is live, free, retired, held, claimed, stocked or
+     * parked: the checks of held and of the count above say so in sum; the
+     * lists and the claim state say it slot by slot. */
+    bool ok = validate_lists(s, seen, skip) &&
+              (s->keyed ? s->cbits == NULL && s->stock_tail == 0 &&
+                              s->parked == 0 && s->outside == 0
+                        : ark__slots_validate_claims(s, seen));
     free(skip);
     free(seen);
     return ok ? ARK_OK : ARK_ECORRUPT;
@@ -809,34 +841,6 @@ static ark_status take_free_at(ark__slots *s, uint64_t i) {
     return ARK_OK;
 }
 
-/* insert_at past issued (checked): slots [issued, i) become free, in
- * index order. */
-static ark_status take_fresh_at(ark__slots *s, uint64_t i) {
-    ark__slots_view *v = s->v;
-    uint64_t occupied = ark__slots_queued(v) + (i - v->issued);
-    ark_status st =
-        ark__slots_grow_ring(s, occupied > i + 1 ? occupied : i + 1);
-    if (st == ARK_OK && i >= v->cap) {
-        st = s->ops->grow(s->owner, i + 1);
-    }
-    if (st != ARK_OK) {
-        return st;
-    }
-    for (uint64_t j = v->issued; j < i; j++) {
-        *ark__slots_next_gen(ark__slots_at(v, j)) = 0;
-        s->ops->unlink(s->owner, j);
-        ark__slots_enqueue(v, j);
-    }
-    v->issued = i + 1;
-    return ARK_OK;
-}
-
-/* The fresh slots past the storage one insert_at may queue. */
-static uint64_t insert_at_gap(const ark__slots_view *v) {
-    uint64_t by_bytes = ARK__INSERT_AT_GAP_BYTES / v->stride;
-    return by_bytes < ARK__INSERT_AT_GAP ? by_bytes : ARK__INSERT_AT_GAP;
-}
-
 ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
     if (s->keyed) {
         return ark__slots_keyed_check(s, h);
@@ -855,9 +859,7 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
         return ARK_EINVAL;
     }
     if (i >= s->v->issued) {
-        return i < s->v->cap || i - s->v->issued <= insert_at_gap(s->v)
-                   ? ARK_OK
-                   : ARK_EFULL;
+        return ark__slots_fresh_at_check(s, i, gen);
     }
     char *p = ark__slots_at(s->v, i);
     if (*ark__slots_stamp(p) != 0) {
@@ -868,19 +870,32 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h) {
         return st;
     }
     uint32_t next = *ark__slots_next_gen(p);
+    if (ark__slots_claimish(s, i)) {
+        return ark__slots_claimed_at_check(s, i, gen, next);
+    }
     return next == ARK__RETIRED || gen < next ? ARK_ESTALE : ARK_OK;
 }
 
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot) {
-    assert(ark__slots_insert_at_check(s, h) == ARK_OK);
     if (s->keyed) {
+        assert(ark__slots_keyed_check(s, h) == ARK_OK);
         return ark__slots_keyed_take(s, h, index, slot);
     }
     const ark__handle_layout *l = &s->v->layout;
     uint64_t i = h & l->index_mask;
     uint32_t gen = (uint32_t)((h >> l->index_bits) & l->gen_mask);
-    ark_status st = i < s->v->issued ? take_free_at(s, i) : take_fresh_at(s, i);
+    /* Past issued, outside the range, claimed or stocked: claim.c. */
+    bool done = false;
+    ark_status st = ARK_OK;
+    if (i >= s->v->issued) {
+        st = ark__slots_fresh_at(s, i, gen, &done);
+    } else if (i < s->lo || i >= s->end || ark__slots_claimish(s, i)) {
+        st = ark__slots_claimed_at(s, i, gen, &done);
+    }
+    if (st == ARK_OK && !done) {
+        st = take_free_at(s, i);
+    }
     if (st != ARK_OK) {
         return st;
     }

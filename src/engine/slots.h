@@ -20,7 +20,14 @@
  *   dying    stamp = gen + 1 again while its on_remove runs (s->dying)
  *   retired  stamp = 0 and in no list: its generations are used up;
  *            the uint32 at offset 4 holds ARK__RETIRED
- * Slot 0 is never live, so its stamp is 0 forever.
+ *   claimed  stamp = 0, its claimed bit set: a claimer holds its handle,
+ *            whose generation the uint32 at offset 4 holds
+ *   stocked  stamp = 0, its stocked bit set: set aside for claims (or
+ *            taken from the stock and not reaped yet); offset 4 as free
+ *   parked   stamp = 0, outside the index range and in no list: free for
+ *            insert_at only; offset 4 holds its next generation
+ * Slot 0 is never live, so its stamp is 0 forever. The last three are
+ * claim.c's (see "Claims" at the end).
  *
  * Removal. An element is first unlinked (held: the count drops; the
  * container hides it from iteration), then its on_remove runs with its stamp
@@ -35,13 +42,16 @@
  * from a hook do nothing.
  *
  * Reuse. A slot is reused only once ARK_REUSE_DELAY slots are queued or the
- * index space is used up; the choice depends on counts alone, never on
- * capacities, so the same operations always issue the same handles.
+ * index space (the index range) is used up; the choice depends on counts
+ * alone, never on capacities, so the same operations always issue the same
+ * handles.
  */
 #ifndef ARK_ENGINE_SLOTS_H
 #define ARK_ENGINE_SLOTS_H
 
 #include "base/base.h"
+
+#include <stdatomic.h>
 
 /* Half-rounds of the sealing permutation (a keyed Feistel network). */
 #define ARK__SEAL_ROUNDS 6
@@ -85,7 +95,19 @@ typedef struct ark__slots_config {
     uint64_t seal_key;
     bool has_hook;
     struct ark__slots *keys;
+    uint32_t index_min, index_max; /* 0 and 0: the whole layout */
 } ark__slots_config;
+
+/* The engine's config from an ark_pool_config or ark_table_config (the
+ * same field names; keys, when set, is an ark_pool). */
+#define ARK__SLOTS_CONFIG_OF(cfg)                                              \
+    {                                                                          \
+        .index_bits = (cfg)->index_bits, .gen_bits = (cfg)->gen_bits,          \
+        .tag_bits = (cfg)->tag_bits, .tag = (cfg)->tag,                        \
+        .seal_key = (cfg)->seal_key, .has_hook = (cfg)->on_remove != NULL,     \
+        .keys = (cfg)->keys != NULL ? &(cfg)->keys->s : NULL,                  \
+        .index_min = (cfg)->index_min, .index_max = (cfg)->index_max           \
+    }
 
 /* A container attached to a key space: what the key space asks of it when
  * entities go (src/engine/keys.c). */
@@ -111,6 +133,26 @@ typedef struct ark__slots_attached {
      * id, or NULL. Errors: ARK_ENOMEM (c unchanged). */
     ark_status (*prepare_ids)(void *c, const uint32_t *ids, size_t n);
 } ark__slots_attached;
+
+/* Entries of the stock of reused slots that claimers take (claim.c). */
+#define ARK__STOCK_CAP 1024u
+
+/* What claiming threads share with the owning thread (see "Claims"
+ * below). Claimers write frontier and head; the owner writes tail and,
+ * once, stock. Each group is at least 64 bytes from the other and from
+ * the owner's fields, so a claim never writes a cache line the owner's
+ * inserts and removes read. */
+typedef struct ark__claim_shared {
+    char pad0[64];
+    _Atomic uint64_t frontier; /* next index of the range never given out */
+    char pad1[56];
+    _Atomic uint64_t head; /* stock: next position a claimer takes */
+    _Atomic uint64_t tail; /* stock: end of what the owner published */
+    /* ARK__STOCK_CAP handles, position k at stock[k % ARK__STOCK_CAP];
+     * set once, before the first tail store (release) that claimers read */
+    _Atomic uint64_t *stock;
+    char pad2[64];
+} ark__claim_shared;
 
 typedef struct ark__slots {
     /* hot: the free-slot queue, issued and fast_stamp_max live in the
@@ -150,6 +192,21 @@ typedef struct ark__slots {
     size_t ntags;            /* attached tag sets */
     size_t nhooked;          /* attached keyed containers with an on_remove */
     uint64_t attach_changes; /* attaches and detaches so far */
+    /* claims and the index range (see "Claims" below) */
+    uint64_t lo, end;    /* inserts and claims take indices in [lo, end) */
+    uint64_t chunk_end;  /* the owner's run of fresh indices: [issued, it) */
+    uint64_t nclaimed;   /* slots below issued whose claimed bit is set */
+    uint64_t parked;     /* slots outside the range free for insert_at */
+    uint64_t outside;    /* slots outside the range live or held */
+    uint64_t dropped;    /* fresh claims below it were dropped by clear */
+    uint64_t stock_tail; /* == shared.tail */
+    uint64_t reaped;     /* stock entries below it are known claimed */
+    /* two bitmap words per 64 slots: claimed, then stocked (in the stock,
+     * or claimed from it and not reaped yet); NULL until claims are seen */
+    uint64_t *cbits;
+    size_t cbits_words;
+    bool claims_seen; /* a claim was ever made: the stock is kept */
+    ark__claim_shared shared;
 } ark__slots;
 
 /* What offset 4 of a retired slot holds: no free slot's next generation
@@ -191,14 +248,16 @@ static inline uint32_t ark__slots_ring_pop(ark__slots_view *v) {
 }
 
 /* Live elements. Every issued slot but slot 0 is live, free (queued),
- * retired or held, so the count is derived, not kept: the inline insert
- * and remove then update one counter (the ring's head or tail, or issued)
- * instead of two, which took random removes of 1M elements from 7.3-8.0
- * to 6.6-7.2 ns (docs/pool.md). */
+ * retired, held, claimed, parked or stocked, so the count is derived, not
+ * kept: the inline insert and remove then update one counter (the ring's
+ * head or tail, or issued) instead of two, which took random removes of
+ * 1M elements from 7.3-8.0 to 6.6-7.2 ns (docs/pool.md). Every term is
+ * the owning thread's: claimers bump no counter. */
 static inline size_t ark__slots_count(const ark__slots *s) {
     const ark__slots_view *v = s->v;
     return (size_t)(v->issued - 1 - ark__slots_nfree(v) - s->retired - s->held -
-                    s->vacant);
+                    s->vacant - s->nclaimed - s->parked -
+                    (s->stock_tail - s->reaped));
 }
 
 /* The status of a handle that is not live (out of line: the error path). */
@@ -259,10 +318,15 @@ static inline bool ark__slots_see(uint64_t *seen, uint64_t i) {
 /* Make room for one more fresh slot (storage and ring). Out of line. */
 ark_status ark__slots_grow_fresh(ark__slots *s);
 
+/* True when neither the owner's run nor the frontier has a fresh index
+ * left (the range, or the layout, is used up). Out of line: it reads the
+ * frontier. */
+bool ark__slots_fresh_out(const ark__slots *s);
+
 /* True when the next take reuses a free slot rather than a fresh one. */
 static inline bool ark__slots_reuses(const ark__slots *s) {
     uint64_t nfree = ark__slots_nfree(s->v);
-    return nfree >= ARK_REUSE_DELAY || (nfree > 0 && s->v->issued >= s->limit);
+    return nfree >= ARK_REUSE_DELAY || (nfree > 0 && ark__slots_fresh_out(s));
 }
 
 /* Make sure the next take allocates nothing (for a container that must
@@ -271,9 +335,10 @@ static inline ark_status ark__slots_prepare(ark__slots *s) {
     if (s->keyed) {
         return ARK_EINVAL; /* elements come at their key's handle */
     }
-    if (!ark__slots_reuses(s) &&
-        (s->v->issued >= s->v->cap || s->v->issued > s->v->ring_cap)) {
-        return ark__slots_grow_fresh(s);
+    if (!ark__slots_reuses(s) && s->v->issued >= s->v->fresh_end) {
+        ark_status st = ark__slots_grow_fresh(s);
+        /* Claimers took the last fresh indices meanwhile: reuse. */
+        return st == ARK_EFULL && ark__slots_reuses(s) ? ARK_OK : st;
     }
     return ARK_OK;
 }
@@ -284,13 +349,22 @@ static inline ark_status ark__slots_prepare(ark__slots *s) {
  * Errors: ARK_EFULL, ARK_ENOMEM; nothing changes on error. */
 ark_status ark__slots_take(ark__slots *s, uint64_t *index, char **slot);
 
+/* Free slot i outside the index range (stamp already 0), last generation
+ * gen: parked for insert_at, or retired (claim.c). */
+void ark__slots_park(ark__slots *s, uint64_t i, char *slot, uint32_t gen);
+
 /* Queue slot i (stamp already 0) whose last generation was gen, or retire
- * it when its generations are used up. Never fails: the ring has room for
- * every issued slot but slot 0. */
+ * it when its generations are used up; park it if it lies outside the
+ * index range. Never fails: the ring has room for every issued slot of the
+ * range. */
 static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
                                    uint32_t gen) {
     if (s->keyed) {
         s->vacant++; /* its key space spends and retires generations */
+        return;
+    }
+    if (ARK__UNLIKELY(i < s->lo || i >= s->end)) {
+        ark__slots_park(s, i, slot, gen);
         return;
     }
     if (gen >= s->v->layout.gen_max) {
@@ -306,8 +380,8 @@ static inline void ark__slots_free(ark__slots *s, uint64_t i, char *slot,
     ark__slots_enqueue(s->v, i);
 }
 
-/* Set fast_stamp_max from has_hook and ring_dead; called wherever they
- * change. */
+/* Set fast_stamp_max from has_hook, ring_dead and outside; called
+ * wherever they change. */
 void ark__slots_refresh_fast(ark__slots *s);
 
 /* remove of live slot i past the inline path: a hook to run (or hooks
@@ -409,8 +483,9 @@ ark_status ark__slots_insert_at_check(const ark__slots *s, ark_handle h);
 
 /* Make slot h names live at exactly h's generation, once
  * ark__slots_insert_at_check(h) returned ARK_OK; sets its stamp and
- * counts it (linking is the caller's). Errors: ARK_ENOMEM only; nothing
- * changes on error. */
+ * counts it (linking is the caller's). Errors: ARK_ENOMEM, and ARK_EEXIST
+ * or ARK_ESTALE when a claimer took the slot between the check and this
+ * call; nothing changes on error. */
 ark_status ark__slots_insert_at(ark__slots *s, ark_handle h, uint64_t *index,
                                 char **slot);
 
@@ -494,5 +569,140 @@ ark_status ark__slots_keyed_valid(const ark__slots *s);
  * removal): nothing when there is none; its hook runs when hook. Never
  * fails: a hook's removal that cannot be queued runs at once. */
 void ark__slots_keyed_remove(ark__slots *s, ark_handle h, bool hook);
+
+/* ---- claims and index ranges (claim.c) ----------------------------------
+ * Range. Inserts and claims take indices in [lo, end) only (config
+ * index_min and index_max; the whole layout by default); insert_at may
+ * use any index. The ring only ever holds slots of the range: a slot
+ * outside it, freed, is parked (its next generation at offset 4, in no
+ * list) for insert_at alone. While such a slot is live or held
+ * (outside > 0) fast_stamp_max is 0, so every removal runs
+ * ark__slots_free, which parks it.
+ *
+ * Fresh indices. shared.frontier F is the next index of the range nobody
+ * was given. The owning thread takes runs of it with one CAS a run
+ * (ARK__RUN_QUIET indices while no claim was ever seen, ARK__RUN after,
+ * and never more than an eighth of what the range has left):
+ * its run is [issued, chunk_end), and the inline take stops at fresh_end,
+ * min(cap, lo + ring_cap, chunk_end). Claimers CAS F forward by n, never
+ * past end. So [max(chunk_end, lo), F) is claimed and unknown to the
+ * owner; it absorbs those slots (storage, claimed bit, next generation 0)
+ * when it takes its next run, or up to the one insert_at or unclaim
+ * names; the rest of its own run then becomes free, queued in index
+ * order, like the gap insert_at leaves past issued. Without claims the
+ * runs follow each other and every handle is the one it always was.
+ *
+ * Reused slots. Once a claim has been seen, the owner moves free slots
+ * from the head of its ring, past the ARK_REUSE_DELAY youngest, into the
+ * stock: an SPMC ring of whole handles (entries written and read with
+ * relaxed atomics, tail published with a release store). A claimer reads
+ * n entries below the tail (acquire) and CASes head forward over them
+ * (release): one RMW a batch; a failed CAS discards what it read. The
+ * owner restocks only in flush (so that the same operations set the same
+ * slots aside, whatever the capacities); a claimer that finds the stock
+ * short takes fresh indices. The owner learns what was taken by reading head
+ * (acquire) and marking those slots claimed (reap); before insert_at takes a
+ * stocked slot, it pulls the whole stock back to the head of its ring (one
+ * CAS).
+ *
+ * Bits: claimed (a claim the owner knows of; next_gen holds its
+ * generation) and stocked (in the stock, or taken from it and not reaped
+ * yet), two bitmap words per 64 slots below issued, allocated when the
+ * first claim is seen. Counts stay the owner's: see ark__slots_count.
+ */
+
+/* The owner's runs of fresh indices, before and after a claim is seen. */
+#define ARK__RUN_QUIET 4096u
+#define ARK__RUN 64u
+
+/* Check and set the index range of cfg (after the layout), and the
+ * frontier. Errors: ARK_EINVAL (outside the layout, min > max). */
+ark_status ark__slots_range_init(ark__slots *s, const ark__slots_config *cfg);
+
+/* Free the claim state's memory (the stock and the bits). */
+void ark__slots_claims_fini(ark__slots *s);
+
+/* Set fresh_end from cap, ring_cap and chunk_end. */
+void ark__slots_refresh_fresh(ark__slots *s);
+
+/* Entries of ring room that issued slots up to want need. */
+static inline uint64_t ark__slots_ring_want(const ark__slots *s,
+                                            uint64_t want) {
+    uint64_t top = want < s->end ? want : s->end;
+    return top > s->lo - 1 ? top - (s->lo - 1) : 0;
+}
+
+/* Take the owner's next run of fresh indices from the frontier,
+ * absorbing the claims below it. Errors: ARK_EFULL (the range is used
+ * up), ARK_ENOMEM; nothing changes on error. */
+ark_status ark__slots_take_run(ark__slots *s);
+
+/* Fresh indices left: the rest of the owner's run and of the range. */
+uint64_t ark__slots_fresh_left(const ark__slots *s);
+
+/* The next index of the range nobody was given (a snapshot of F). */
+uint64_t ark__slots_frontier(const ark__slots *s);
+
+/* True when index i >= issued was claimed fresh and is not absorbed
+ * yet (check gives ARK_ESTALE for it, not ARK_ERANGE). */
+bool ark__slots_claimed_ahead(const ark__slots *s, uint64_t i);
+
+/* insert_at_check for index i past issued, or for a slot below issued
+ * that is parked, claimed or stocked (stamp 0, not marked); gen is the
+ * handle's. */
+ark_status ark__slots_fresh_at_check(const ark__slots *s, uint64_t i,
+                                     uint32_t gen);
+ark_status ark__slots_claimed_at_check(const ark__slots *s, uint64_t i,
+                                       uint32_t gen, uint32_t next);
+
+/* insert_at for index i past issued: absorb, take, or queue the gap;
+ * slot i is then ready to be stamped, or (*done false) a free slot of the
+ * ring (a claim clear dropped). Errors: ARK_ENOMEM, and ARK_EEXIST when a
+ * claimer took i after the check. */
+ark_status ark__slots_fresh_at(ark__slots *s, uint64_t i, uint32_t gen,
+                               bool *done);
+
+/* insert_at for slot i < issued that is not in the ring (parked, claimed,
+ * stocked); *done false when it turned out to be a free slot of the ring
+ * (pulled back from the stock). Errors: ARK_EEXIST, ARK_ESTALE (a claimer
+ * took it after the check). */
+ark_status ark__slots_claimed_at(ark__slots *s, uint64_t i, uint32_t gen,
+                                 bool *done);
+
+/* True when slot i < issued may be claimed or stocked (its bits say). */
+static inline bool ark__slots_claimish(const ark__slots *s, uint64_t i) {
+    if (s->cbits == NULL || (i >> 6) * 2 >= s->cbits_words) {
+        return false;
+    }
+    const uint64_t *w = s->cbits + (i >> 6) * 2;
+    return ((w[0] | w[1]) >> (i & 63)) & 1;
+}
+
+/* Write n claimed handles to out (any thread). Errors: ARK_EFULL. */
+ark_status ark__slots_claim(ark__slots *s, ark_handle *out, size_t n);
+
+/* Give back claimed handle h (owning thread). Errors: ARK_ENULL,
+ * ARK_EFOREIGN, ARK_ESTALE (not claimed), ARK_ENOMEM. */
+ark_status ark__slots_unclaim(ark__slots *s, ark_handle h);
+
+/* Move free slots that waited their reuse delay into the stock, if a
+ * claim was ever seen. Best effort: allocates the stock once. */
+void ark__slots_restock(ark__slots *s);
+
+/* Drop every claim (clear): claimed generations are used up as by a
+ * removal; fresh claims not absorbed yet are freed as they are. */
+void ark__slots_drop_claims(ark__slots *s);
+
+/* For a load (snapshot/slots_snap.c), on a container not shared yet:
+ * make room for the claim bits of every issued slot and, with stock, the
+ * stock; then mark slot i claimed, or append it (generation gen) to the
+ * stock. Errors: ARK_ENOMEM. */
+ark_status ark__slots_claims_room(ark__slots *s, bool stock);
+void ark__slots_set_claimed(ark__slots *s, uint64_t i);
+void ark__slots_set_stocked(ark__slots *s, uint64_t i, uint32_t gen);
+
+/* The claim state's share of validation: bits, counts, stock, range.
+ * seen marks every slot the stock and the bits hold. */
+bool ark__slots_validate_claims(const ark__slots *s, uint64_t *seen);
 
 #endif /* ARK_ENGINE_SLOTS_H */

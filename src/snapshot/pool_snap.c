@@ -26,7 +26,7 @@ ark_status ark_pool_save(const ark_pool *p, const ark_writer *w) {
         return ARK_EINVAL;
     }
     ark__snap_write_header(&o, &hd, NULL, 0);
-    st = ark__slots_save(&p->s, &o, &io);
+    st = ark__slots_save(&p->s, &o, &io, &hd);
     ark_status wst = ark__snap_write_trailer(&o);
     return st != ARK_OK ? st : wst;
 }

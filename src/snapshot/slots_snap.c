@@ -7,9 +7,12 @@
  */
 #include "snapshot/snapshot.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 _Static_assert(ARK__SNAP_KEYS == ARK__SEAL_ROUNDS, "one key per round");
+
+static ark_status save_claims_header(const ark__slots *s, ark__snap_header *hd);
 
 ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
     if (s->draining) {
@@ -28,7 +31,7 @@ ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd) {
      * list, with stamp 0 (its kind tells them apart). */
     hd->retired = s->keyed ? s->vacant : s->retired;
     memcpy(hd->keys, s->seal_keys, sizeof hd->keys);
-    return ARK_OK;
+    return save_claims_header(s, hd);
 }
 
 /* The live ring entries in order (dead ones skipped, as take would). */
@@ -258,8 +261,157 @@ static void save_block(const ark__slots_view *v, ark__snap_out *o, uint64_t i,
     }
 }
 
+/* ---- the claims section (version 3) ------------------------------------ */
+
+static bool snap_in_range(const ark__slots *s, uint64_t i) {
+    return i >= s->lo && i < s->end;
+}
+
+/* The slots outside the index range that are free with a next
+ * generation other than 0, or retired (the rest of the free ones are
+ * parked with generation 0, left implicit); put them if put. marked:
+ * one bit per marked slot, or NULL when none lies outside the range. */
+static uint64_t save_outside(const ark__slots *s, ark__snap_out *o,
+                             const uint64_t *marked, bool put) {
+    const ark__slots_view *v = s->v;
+    uint64_t n = 0;
+    for (uint64_t i = 1; i < v->issued; i++) {
+        if (snap_in_range(s, i)) {
+            i = s->end - 1; /* on to the slots past the range */
+            continue;
+        }
+        const char *slot = ark__slots_at(v, i);
+        uint32_t next = *ark__slots_next_gen((char *)slot);
+        if (*ark__slots_stamp((char *)slot) != 0 || next == 0 ||
+            (marked != NULL && ((marked[i >> 6] >> (i & 63)) & 1))) {
+            continue;
+        }
+        n++;
+        if (put) {
+            ark__snap_put32(o, (uint32_t)i);
+            ark__snap_put32(o, next);
+        }
+    }
+    return n;
+}
+
+/* The claimed slots below issued in index order: those with the claimed
+ * bit, and the stock entries claimers took that the owner has not reaped
+ * (taken[0, ntaken), sorted). */
+static void save_claimed(const ark__slots *s, ark__snap_out *o,
+                         const uint32_t *taken, size_t ntaken) {
+    const ark__slots_view *v = s->v;
+    size_t k = 0;
+    for (size_t w = 0; w < s->cbits_words; w += 2) {
+        for (uint64_t b = s->cbits[w]; b != 0; b &= b - 1) {
+            uint64_t i = (uint64_t)(w / 2) << 6 | ark__ctz64(b);
+            for (; k < ntaken && taken[k] < i; k++) {
+                ark__snap_put32(o, taken[k]);
+                ark__snap_put32(
+                    o, *ark__slots_next_gen(ark__slots_at(v, taken[k])));
+            }
+            ark__snap_put32(o, (uint32_t)i);
+            ark__snap_put32(o, *ark__slots_next_gen(ark__slots_at(v, i)));
+        }
+    }
+    for (; k < ntaken; k++) {
+        ark__snap_put32(o, taken[k]);
+        ark__snap_put32(o, *ark__slots_next_gen(ark__slots_at(v, taken[k])));
+    }
+}
+
+/* One bit per marked slot, when a marked slot may lie outside the index
+ * range (their word at offset 4 is no next generation); NULL, *st
+ * ARK_OK, when none can; NULL, *st ARK_ENOMEM, when no scratch. */
+static uint64_t *marked_outside(const ark__slots *s, size_t *words,
+                                ark_status *st) {
+    const ark__slots_view *v = s->v;
+    *st = ARK_OK;
+    *words = (size_t)((v->issued + 63) >> 6);
+    if (s->npending == s->pending_done || (s->lo == 1 && v->issued <= s->end)) {
+        return NULL;
+    }
+    uint64_t *marked = ark__alloc(&s->alloc, *words * sizeof *marked, 0);
+    if (marked == NULL) {
+        *st = ARK_ENOMEM;
+        return NULL;
+    }
+    memset(marked, 0, *words * sizeof *marked);
+    for (size_t k = s->pending_done; k < s->npending; k++) {
+        uint64_t i = s->pending[k] & UINT32_MAX;
+        marked[i >> 6] |= (uint64_t)1 << (i & 63);
+    }
+    return marked;
+}
+
+/* The descriptor's claim fields. The stock's head is read once, here:
+ * claims made after it are not in the snapshot (save_claims writes the
+ * state these fields describe). */
+static ark_status save_claims_header(const ark__slots *s,
+                                     ark__snap_header *hd) {
+    uint64_t h = s->reaped;
+    if (s->stock_tail > s->reaped) {
+        h = atomic_load_explicit((_Atomic uint64_t *)&s->shared.head,
+                                 memory_order_acquire);
+    }
+    size_t words;
+    ark_status st;
+    uint64_t *marked = marked_outside(s, &words, &st);
+    if (st != ARK_OK) {
+        return st;
+    }
+    hd->index_min = s->lo;
+    hd->index_max = s->end - 1;
+    /* A keyed container takes no fresh indices: both follow issued. */
+    hd->frontier = s->keyed ? s->v->issued : ark__slots_frontier(s);
+    hd->run_end = s->keyed ? s->v->issued : s->chunk_end;
+    hd->dropped = s->dropped;
+    hd->flags = s->claims_seen ? 1 : 0;
+    hd->nstock = s->stock_tail - h;
+    hd->nclaimed = s->nclaimed + (h - s->reaped);
+    hd->nparked = s->parked;
+    hd->noutside = save_outside(s, NULL, marked, false);
+    ark__free(&s->alloc, marked, words * sizeof *marked);
+    return ARK_OK;
+}
+
+/* The claims section: the stock not yet claimed (oldest first), the
+ * claimed slots below issued, the slots outside the range that are not
+ * implicit; as many as hd says. */
+static ark_status save_claims(const ark__slots *s, ark__snap_out *o,
+                              const ark__snap_header *hd) {
+    const ark__slots_view *v = s->v;
+    uint64_t h = s->stock_tail - hd->nstock;
+    uint32_t taken[ARK__STOCK_CAP];
+    size_t ntaken = 0;
+    for (uint64_t k = s->reaped; k < h; k++) {
+        uint64_t e = atomic_load_explicit(
+            &s->shared.stock[k & (ARK__STOCK_CAP - 1)], memory_order_relaxed);
+        taken[ntaken++] = (uint32_t)(e & v->layout.index_mask);
+    }
+    qsort(taken, ntaken, sizeof *taken, ark__cmp_u32);
+    size_t words;
+    ark_status st;
+    uint64_t *marked = marked_outside(s, &words, &st);
+    if (st != ARK_OK) {
+        return st;
+    }
+    for (uint64_t k = h; k < s->stock_tail; k++) {
+        uint64_t e = atomic_load_explicit(
+            &s->shared.stock[k & (ARK__STOCK_CAP - 1)], memory_order_relaxed);
+        ark__snap_put32(o, (uint32_t)(e & v->layout.index_mask));
+        ark__snap_put32(
+            o, (uint32_t)((e >> v->layout.index_bits) & v->layout.gen_mask));
+    }
+    save_claimed(s, o, taken, ntaken);
+    save_outside(s, o, marked, true);
+    ark__free(&s->alloc, marked, words * sizeof *marked);
+    return ARK_OK;
+}
+
 ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
-                           const ark__slots_io *io) {
+                           const ark__slots_io *io,
+                           const ark__snap_header *hd) {
     const ark__slots_view *v = s->v;
     size_t payload = io->payload;
     if (payload == 0) {
@@ -284,6 +436,9 @@ ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
                           payload);
         }
     }
+    if (st == ARK_OK) {
+        st = save_claims(s, o, hd);
+    }
     return st;
 }
 
@@ -296,10 +451,34 @@ ark_status ark__slots_load_header(ark__slots *s, const ark__snap_header *hd,
         return ARK_EINVAL;
     }
     uint64_t n = hd->issued;
+    /* A version 2 snapshot knows no index range: the whole layout. */
+    uint64_t lo = hd->version < 3 ? 1 : hd->index_min;
+    uint64_t hi = hd->version < 3 ? s->limit - 1 : hd->index_max;
+    if (lo != s->lo || hi != s->end - 1) {
+        return ARK_EINVAL;
+    }
     if (n == 0 || n > s->limit || hd->live >= n || hd->nfree >= n ||
-        hd->npending >= n || hd->retired >= n ||
-        hd->live + hd->nfree + hd->npending + hd->retired + 1 != n) {
+        hd->npending >= n || hd->retired >= n || hd->nstock >= n ||
+        hd->nclaimed >= n || hd->nparked >= n || hd->noutside >= n ||
+        hd->live + hd->nfree + hd->npending + hd->retired + hd->nstock +
+                hd->nclaimed + hd->nparked + 1 !=
+            n) {
         return ARK_ECORRUPT;
+    }
+    /* The frontier and the owner's run (version 2: both at issued). */
+    uint64_t f = hd->frontier, run = hd->run_end;
+    if (hd->version >= 3 &&
+        (f < s->lo || f > s->end || run < n ||
+         (run <= s->end ? run > f : run != n) || hd->dropped > f ||
+         hd->flags > 1 || hd->nstock > ARK__STOCK_CAP ||
+         hd->noutside > hd->nparked + hd->retired)) {
+        return ARK_ECORRUPT;
+    }
+    if (hd->version >= 3 && s->keyed &&
+        (f != n || run != n || hd->dropped != 0 || hd->flags != 0 ||
+         hd->nstock != 0 || hd->nclaimed != 0 || hd->nparked != 0 ||
+         hd->noutside != 0)) {
+        return ARK_ECORRUPT; /* a keyed container has no claim state */
     }
     if (key_given) {
         if (memcmp(hd->keys, s->seal_keys, sizeof s->seal_keys) != 0) {
@@ -320,7 +499,8 @@ uint64_t ark__slots_snap_bytes(const ark__snap_header *hd, size_t payload) {
             ? 4 * (hd->issued - 1)
             : 8 * ((hd->issued - 1 + ARK__SNAP_BLOCK - 1) / ARK__SNAP_BLOCK);
     return slots + hd->live * payload + 8 * hd->nfree +
-           hd->npending * (8 + (uint64_t)payload);
+           hd->npending * (8 + (uint64_t)payload) +
+           8 * (hd->nstock + hd->nclaimed + hd->noutside);
 }
 
 /* Where a load of slot records stands. */
@@ -636,6 +816,98 @@ static ark_status read_listed(ark__slots *s, ark__snap_in *in, uint64_t *seen,
     return ARK_OK;
 }
 
+/* One entry of the stock or claimed list of the claims section: as
+ * read_listed, and a slot of the index range. */
+static ark_status read_claimish(ark__slots *s, ark__snap_in *in, uint64_t *seen,
+                                uint32_t *i, uint32_t *gen) {
+    char *slot;
+    ark_status st = read_listed(s, in, seen, i, gen, &slot);
+    if (st == ARK_OK && !snap_in_range(s, *i)) {
+        return ARK_ECORRUPT;
+    }
+    if (st == ARK_OK) {
+        *ark__slots_next_gen(slot) = *gen;
+    }
+    return st;
+}
+
+/* The entries of the claims section: the stock, the claimed slots, the
+ * slots outside the range (parked with a next generation other than 0,
+ * or retired), the last two in increasing index order (one encoding). */
+static ark_status load_claim_lists(ark__slots *s, ark__snap_in *in,
+                                   uint64_t *seen, uint64_t nstock,
+                                   uint64_t nclaimed, uint64_t noutside) {
+    uint32_t i, gen;
+    for (uint64_t k = 0; k < nstock; k++) {
+        ark_status st = read_claimish(s, in, seen, &i, &gen);
+        if (st != ARK_OK) {
+            return st;
+        }
+        ark__slots_set_stocked(s, i, gen);
+    }
+    uint64_t prev = 0;
+    for (uint64_t k = 0; k < nclaimed; k++, prev = i) {
+        ark_status st = read_claimish(s, in, seen, &i, &gen);
+        if (st != ARK_OK) {
+            return st;
+        }
+        if (i <= prev) {
+            return ARK_ECORRUPT;
+        }
+        ark__slots_set_claimed(s, i);
+    }
+    prev = 0;
+    for (uint64_t k = 0; k < noutside; k++, prev = i) {
+        i = ark__snap_get32(in);
+        gen = ark__snap_get32(in);
+        if (in->st != ARK_OK) {
+            return in->st;
+        }
+        if (i <= prev || i >= s->v->issued || snap_in_range(s, i) || gen == 0 ||
+            (gen > s->v->layout.gen_max && gen != ARK__RETIRED)) {
+            return ARK_ECORRUPT;
+        }
+        char *slot = ark__slots_at(s->v, i);
+        if (*ark__slots_stamp(slot) != 0 || !ark__slots_see(seen, i)) {
+            return ARK_ECORRUPT;
+        }
+        *ark__slots_next_gen(slot) = gen;
+        if (gen == ARK__RETIRED) {
+            s->retired++;
+        } else {
+            s->parked++;
+        }
+        s->ops->unlink(s->owner, i);
+    }
+    return ARK_OK;
+}
+
+/* The claims section and the descriptor's claim fields (version 2 has
+ * neither: the frontier and the owner's run start at issued). */
+static ark_status load_claims(ark__slots *s, ark__snap_in *in,
+                              const ark__snap_header *hd, uint64_t *seen) {
+    uint64_t issued = s->v->issued;
+    if (hd->version < 3) {
+        atomic_store_explicit(&s->shared.frontier, issued,
+                              memory_order_relaxed);
+        s->chunk_end = issued;
+        return ARK_OK;
+    }
+    if (hd->nstock + hd->nclaimed > 0) {
+        ark_status st = ark__slots_claims_room(s, hd->nstock > 0);
+        if (st != ARK_OK) {
+            return st;
+        }
+    }
+    atomic_store_explicit(&s->shared.frontier, hd->frontier,
+                          memory_order_relaxed);
+    s->chunk_end = hd->run_end;
+    s->dropped = hd->dropped;
+    s->claims_seen = hd->flags != 0;
+    return load_claim_lists(s, in, seen, hd->nstock, hd->nclaimed,
+                            hd->noutside);
+}
+
 /* The ring and pending sections, then retirement of the rest. */
 static ark_status load_lists(ark__slots *s, ark__snap_in *in,
                              const ark__snap_header *hd,
@@ -644,6 +916,9 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
         uint32_t i, gen;
         char *slot;
         ark_status st = read_listed(s, in, seen, &i, &gen, &slot);
+        if (st == ARK_OK && !snap_in_range(s, i)) {
+            st = ARK_ECORRUPT; /* the ring holds slots of the range only */
+        }
         if (st != ARK_OK) {
             return st;
         }
@@ -666,21 +941,39 @@ static ark_status load_lists(ark__slots *s, ark__snap_in *in,
             ark__snap_get(in, slot + s->v->data_off, io->payload);
         }
     }
+    ark_status st = load_claims(s, in, hd, seen);
+    if (st != ARK_OK) {
+        return st;
+    }
     /* Live and listed slots are distinct and counted: with nothing retired
-     * they are all the issued ones. A keyed container's other slots are
-     * vacant (their bits clear already). */
+     * and the whole layout as the range they are all the issued ones. The
+     * rest is retired, or, outside the range, parked with generation 0; a
+     * keyed container's rest is vacant (their bits clear already). */
     uint64_t *other = s->keyed ? &s->vacant : &s->retired;
-    for (uint64_t i = 1; i < s->v->issued && hd->retired > 0; i++) {
+    bool outside = !s->keyed && (s->lo > 1 || s->v->issued > s->end);
+    for (uint64_t i = 1; i < s->v->issued && (hd->retired > *other || outside);
+         i++) {
         char *slot = ark__slots_at(s->v, i);
-        if (*ark__slots_stamp(slot) == 0 && ark__slots_see(seen, i)) {
-            (*other)++;
-            if (!s->keyed) {
-                *ark__slots_next_gen(slot) = ARK__RETIRED;
-                s->ops->unlink(s->owner, i);
+        bool in_range = snap_in_range(s, i);
+        if (*ark__slots_stamp(slot) != 0) {
+            s->outside += !in_range;
+        } else if (ark__slots_see(seen, i)) {
+            if (s->keyed) {
+                s->vacant++;
+                continue;
             }
+            *ark__slots_next_gen(slot) = in_range ? ARK__RETIRED : 0;
+            s->retired += in_range;
+            s->parked += !in_range;
+            s->ops->unlink(s->owner, i);
         }
     }
-    return *other == hd->retired ? in->st : ARK_ECORRUPT;
+    for (size_t k = s->pending_done; k < s->npending && outside; k++) {
+        s->outside += !snap_in_range(s, s->pending[k] & UINT32_MAX);
+    }
+    ark__slots_refresh_fast(s);
+    return *other == hd->retired && s->parked == hd->nparked ? in->st
+                                                             : ARK_ECORRUPT;
 }
 
 ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
@@ -695,7 +988,7 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
         st = ARK_ECORRUPT;
     }
     if (st == ARK_OK && hd->issued > 1 && !s->keyed) {
-        st = ark__slots_grow_ring(s, hd->issued);
+        st = ark__slots_grow_ring(s, ark__slots_ring_want(s, hd->issued));
     }
     if (st != ARK_OK) {
         return st;
@@ -718,5 +1011,6 @@ ark_status ark__slots_load(ark__slots *s, ark__snap_in *in,
             st = ark__slots_keyed_valid(s);
         }
     }
+    ark__slots_refresh_fresh(s);
     return st;
 }

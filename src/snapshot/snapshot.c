@@ -165,6 +165,12 @@ void ark__snap_write_header(ark__snap_out *o, const ark__snap_header *hd,
     }
     ark__snap_put64(o, hd->a);
     ark__snap_put64(o, hd->b);
+    const uint64_t v3[10] = {
+        hd->index_min, hd->index_max, hd->frontier, hd->run_end, hd->dropped,
+        hd->flags,     hd->nstock,    hd->nclaimed, hd->nparked, hd->noutside};
+    for (size_t k = 0; k < 10; k++) {
+        ark__snap_put64(o, v3[k]);
+    }
     for (size_t k = 0; k < ncols; k++) {
         ark__snap_put64(o, cols[k]);
     }
@@ -272,9 +278,11 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
                                  size_t ncols, bool *mismatch) {
     unsigned char magic[8], bits[8];
     *mismatch = false;
-    ark__snap_in_expect(in, ARK__SNAP_HEADER_BYTES);
+    memset(hd, 0, sizeof *hd);
+    ark__snap_in_expect(in, ARK__SNAP_HEADER_BYTES_V2);
     ark__snap_get(in, magic, sizeof magic);
     uint32_t version = ark__snap_get32(in);
+    hd->version = version;
     hd->kind = ark__snap_get32(in);
     ark__snap_get(in, bits, sizeof bits);
     hd->index_bits = bits[0];
@@ -291,6 +299,17 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
     }
     hd->a = ark__snap_get64(in);
     hd->b = ark__snap_get64(in);
+    if (in->st == ARK_OK && version >= 3 && version <= ARK__SNAP_VERSION) {
+        ark__snap_in_expect(in,
+                            ARK__SNAP_HEADER_BYTES - ARK__SNAP_HEADER_BYTES_V2);
+        uint64_t *v3[10] = {&hd->index_min, &hd->index_max, &hd->frontier,
+                            &hd->run_end,   &hd->dropped,   &hd->flags,
+                            &hd->nstock,    &hd->nclaimed,  &hd->nparked,
+                            &hd->noutside};
+        for (size_t k = 0; k < 10; k++) {
+            *v3[k] = ark__snap_get64(in);
+        }
+    }
     if (in->st != ARK_OK) {
         return in->st;
     }
@@ -307,7 +326,7 @@ ark_status ark__snap_read_header(ark__snap_in *in, ark__snap_header *hd,
                        : kind == ARK__SNAP_KEYED_TABLE ? ARK__SNAP_TABLE
                                                        : kind;
     if (memcmp(magic, snap_magic, sizeof magic) != 0 ||
-        version != ARK__SNAP_VERSION ||
+        version < ARK__SNAP_VERSION_MIN || version > ARK__SNAP_VERSION ||
         (hd->kind != kind && hd->kind != sibling) || !reserved_zero) {
         return ARK_ECORRUPT;
     }
@@ -347,7 +366,10 @@ static bool header_clean(const ark__snap_header *hd, bool body_bytes) {
     }
     return (hd->index_bits | hd->gen_bits | hd->tag_bits) == 0 &&
            (hd->tag | hd->issued | hd->nfree | hd->npending | hd->retired |
-            keys | hd->b | (body_bytes ? 0 : hd->a)) == 0;
+            keys | hd->b | (body_bytes ? 0 : hd->a) | hd->index_min |
+            hd->index_max | hd->frontier | hd->run_end | hd->dropped |
+            hd->flags | hd->nstock | hd->nclaimed | hd->nparked |
+            hd->noutside) == 0;
 }
 
 ark_status ark__snap_load_set(void **out, const ark__snap_set_kind *k,

@@ -28,7 +28,12 @@
 #define ARK__SNAP_KEYED_POOL 5u  /* a pool keyed by an entity pool */
 #define ARK__SNAP_KEYED_TABLE 6u /* a table keyed by an entity pool */
 
-#define ARK__SNAP_VERSION 2u
+/* The version written, and the oldest one read: version 3 adds the
+ * index range and the claims to the descriptor and a claims section to
+ * pools and tables (version 2 has none: no claims, the whole layout as
+ * the index range). */
+#define ARK__SNAP_VERSION 3u
+#define ARK__SNAP_VERSION_MIN 2u
 
 /* A pool's slots section comes in blocks of this many slots, each opening
  * with one of the two modes below (docs/snapshot.md). */
@@ -36,8 +41,10 @@
 #define ARK__SNAP_BLOCK_STAMPS 0u /* every slot's stamp, then the payloads */
 #define ARK__SNAP_BLOCK_LIVE 1u   /* one stamp for all, then the payloads */
 
-/* Bytes of the fixed descriptor (before a table's column sizes). */
-#define ARK__SNAP_HEADER_BYTES 136u
+/* Bytes of the fixed descriptor (before a table's column sizes), of the
+ * version written and of version 2. */
+#define ARK__SNAP_HEADER_BYTES 216u
+#define ARK__SNAP_HEADER_BYTES_V2 136u
 
 /* Bytes the writer and reader buffer between calls to the user. */
 #define ARK__SNAP_BUF 16384u
@@ -60,12 +67,17 @@ uint64_t ark__snap_sum_digest(const ark__snap_sum *h);
 /* The fixed descriptor. a and b depend on the kind (pool: elem_size, 0;
  * table: ncolumns, rows). */
 typedef struct ark__snap_header {
+    uint32_t version; /* as read; a save writes ARK__SNAP_VERSION */
     uint32_t kind;
     unsigned index_bits, gen_bits, tag_bits;
     uint64_t tag;
     uint64_t issued, live, nfree, npending, retired;
     uint64_t keys[ARK__SNAP_KEYS];
     uint64_t a, b;
+    /* version 3 (0 in version 2, and for the kinds without handles) */
+    uint64_t index_min, index_max; /* the index range, resolved */
+    uint64_t frontier, run_end, dropped, flags;
+    uint64_t nstock, nclaimed, nparked, noutside;
 } ark__snap_header;
 
 /* ---- writing ----------------------------------------------------------- */
@@ -203,13 +215,16 @@ typedef struct ark__slots_io {
 } ark__slots_io;
 
 /* Fill the engine's fields of a descriptor. Errors: ARK_EINVAL while
- * hooks run (the lists are in motion). */
+ * hooks run (the lists are in motion), ARK_ENOMEM (scratch, only with
+ * marked slots outside the index range). */
 ark_status ark__slots_save_header(const ark__slots *s, ark__snap_header *hd);
 
-/* Write the slots, ring and pending sections. Errors: ARK_ENOMEM
- * (scratch for a ring holding dead entries), the writer's. */
+/* Write the slots, ring, pending and claims sections of the state hd
+ * describes (hd from ark__slots_save_header). Errors: ARK_ENOMEM (scratch
+ * for a ring holding dead entries, or for marked slots outside the index
+ * range), the writer's. */
 ark_status ark__slots_save(const ark__slots *s, ark__snap_out *o,
-                           const ark__slots_io *io);
+                           const ark__slots_io *io, const ark__snap_header *hd);
 
 /* Check a descriptor against s, fresh from init with the loading config:
  * layout (ARK_EINVAL), counts (ARK_ECORRUPT), seal keys (ARK_EINVAL when

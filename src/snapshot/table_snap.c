@@ -28,7 +28,7 @@ ark_status ark_table_save(const ark_table *t, const ark_writer *w) {
         return ARK_EINVAL;
     }
     ark__snap_write_header(&o, &hd, t->sizes, t->view.ncolumns);
-    st = ark__slots_save(&t->s, &o, &io);
+    st = ark__slots_save(&t->s, &o, &io, &hd);
     for (size_t r = 0; r < rows; r++) {
         ark__snap_put32(&o, t->row_slots[r]);
     }

@@ -648,6 +648,31 @@ struct spawner {
 };
 } // namespace
 
+/* emplace_at on a claimed handle whose constructor throws: nothing is
+ * built, no destructor runs, and the handle is used up. */
+TEST(exc_emplace_at_throwing_constructor_releases_slot) {
+    g_counts = counts{};
+    {
+        ark::pool<thrower> p;
+        auto h = p.claim();
+        CHECK(h);
+        bool caught = false;
+        try {
+            p.emplace_at(h, -1);
+        } catch (int v) {
+            caught = v == -1;
+        }
+        CHECK(caught);
+        CHECK_EQ(p.size(), 0);
+        CHECK_EQ(g_counts.live(), 0);
+        CHECK(!p.emplace_at(h, 1));
+        CHECK_EQ(p.last_status(), ARK_ESTALE);
+        CHECK(p.emplace_at(p.claim(), 2));
+        CHECK_EQ(g_counts.live(), 1);
+    }
+    CHECK_EQ(g_counts.live(), 0);
+}
+
 TEST(exc_throwing_constructor_inside_a_hook_releases_slot) {
     for (int how = 0; how < 3; how++) {
         g_counts = counts{};
@@ -806,6 +831,89 @@ TEST(pool_hook_null_and_const) {
         CHECK_EQ(calls, 1);
     }
     CHECK_EQ(calls, 2);
+}
+
+/* ---- claims ---------------------------------------------------------------
+ */
+
+/* Claimed handles are typed; emplace_at builds the element at one, once;
+ * unclaim gives one back; a pool whose index range holds its own objects
+ * takes a server's handles anywhere else. */
+TEST(pool_claim_emplace_at_unclaim) {
+    g_counts = counts{};
+    {
+        ark::pool<counted> p;
+        CHECK(p.ok());
+        ark::pool<counted>::handle_type hs[8];
+        CHECK_EQ(p.claim(hs, 8), ARK_OK);
+        CHECK_EQ(p.last_status(), ARK_OK);
+        for (auto h : hs) {
+            CHECK(h);
+            CHECK(p.get(h) == nullptr);
+            CHECK_EQ(p.check(h), ARK_ESTALE);
+        }
+        CHECK_EQ(g_counts.made, 0);
+        for (int k = 0; k < 8; k += 2) {
+            CHECK(p.emplace_at(hs[k], k));
+            CHECK(p.get(hs[k]) != nullptr);
+            CHECK_EQ(p.get(hs[k])->id, k);
+            CHECK(!p.emplace_at(hs[k], 100)); /* once */
+            CHECK_EQ(p.last_status(), ARK_EEXIST);
+            CHECK(p.unclaim(hs[k + 1]));
+            CHECK(!p.unclaim(hs[k + 1]));
+            CHECK_EQ(p.last_status(), ARK_ESTALE);
+        }
+        CHECK_EQ(p.size(), 4);
+        CHECK_EQ(g_counts.live(), 4);
+        counted c(50);
+        auto one = p.claim();
+        CHECK(p.insert_at(one, c));
+        CHECK_EQ(p.get(one)->id, 50);
+        CHECK_EQ(g_counts.copied, 1);
+        CHECK(p.remove(hs[0]));
+        CHECK_EQ(g_counts.live(), 5);
+        CHECK_EQ(p.claim(nullptr, 0), ARK_OK);
+    }
+    CHECK_EQ(g_counts.live(), 0);
+
+    /* A client: its own objects in [1000, 1999], the server's elsewhere. */
+    ark::pool_options o;
+    o.index_bits = 16;
+    o.gen_bits = 8;
+    o.index_min = 1000;
+    o.index_max = 1999;
+    ark::pool<vec2> client(o);
+    CHECK(client.ok());
+    auto mine = client.insert(vec2{1, 2});
+    CHECK_EQ(mine.raw() & 0xffff, 1000);
+    ark::pool<vec2>::handle_type server(5);
+    CHECK(client.insert_at(server, vec2{3, 4}));
+    CHECK_EQ(client.get(server)->y, 4.0f);
+    o.index_max = 999; /* below index_min */
+    ark::pool<vec2> bad(o);
+    CHECK(!bad.ok());
+    CHECK_EQ(bad.last_status(), ARK_EINVAL);
+}
+
+TEST(table_claim_insert_at_unclaim) {
+    ark::table_options o;
+    o.index_min = 10;
+    o.index_max = 20;
+    ark::table t({sizeof(float)}, o);
+    CHECK(t.ok());
+    ark::table::handle_type hs[11];
+    CHECK_EQ(t.claim(hs, 11), ARK_OK);
+    CHECK(!t.claim());
+    size_t row = 99;
+    CHECK(t.insert_at(hs[3], &row));
+    CHECK_EQ(row, 0);
+    CHECK_EQ(t.row(hs[3]), 0);
+    CHECK(t.unclaim(hs[4]));
+    CHECK(!t.unclaim(hs[4]));
+    CHECK_EQ(t.last_status(), ARK_ESTALE);
+    CHECK_EQ(t.row(hs[5]), ARK_NO_ROW);
+    CHECK_EQ(t.check(hs[5]), ARK_ESTALE);
+    CHECK_EQ(t.size(), 1);
 }
 
 /* ---- table -------------------------------------------------------------- */

@@ -94,8 +94,12 @@ typedef struct ark__handle_layout {
  * oldest first at the running positions [head, tail) (entry k at
  * ring[k & ring_mask]; tail - head <= ring_cap), ring_dead of them dead
  * entries (see insert_at in src/engine/slots.h); slots [0, issued) were
- * handed out once; a remove takes the inline path for a live stamp up to
- * fast_stamp_max (0 while a hook is set or dead entries are queued).
+ * handed out once; a fresh take may hand out issued while it is below
+ * fresh_end, the least of cap, the ring's room and the end of the indices
+ * the owning thread has taken from the claim frontier (src/engine/slots.h,
+ * "Claims"); a remove takes the inline path for a live stamp up to
+ * fast_stamp_max (0 while a hook is set, dead entries are queued or an
+ * element outside the index range is live).
  * There are no counts here: the engine derives the free count from tail,
  * head and ring_dead and the live count from that and issued
  * (src/engine/slots.h), so an inline remove updates one counter (tail) and
@@ -119,6 +123,7 @@ typedef struct ark__slots_view {
      * one of its elements removed or marked, a tag changed): the
      * iterators of ark/entity.h look again when it moves. */
     uint64_t epoch;
+    uint64_t fresh_end;
 } ark__slots_view;
 
 /*
@@ -408,13 +413,14 @@ ARK__ALWAYS_INLINE ARK__INLINE char *ark__slots_take_reused(ark__slots_view *v,
 }
 
 /* The inline take of a slot never issued, stamped, or NULL,
- * having changed nothing, when it has no storage or ring room yet. */
+ * having changed nothing, when it has no storage or ring room yet or the
+ * owning thread's run of fresh indices is used up. */
 ARK__ALWAYS_INLINE ARK__INLINE char *ark__slots_take_fresh(ark__slots_view *v,
                                                            uint64_t *index) {
     uint64_t i = v->issued;
-    /* cap never exceeds the index space: containers give no storage
-     * past it. */
-    if (i >= v->cap || i > v->ring_cap) {
+    /* One compare: fresh_end is kept at min(cap, ring room, end of the
+     * owner's run), and cap never exceeds the index space. */
+    if (i >= v->fresh_end) {
         return NULL;
     }
     v->issued = i + 1;
