@@ -103,7 +103,24 @@ ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_mul(uint64_t seed) {
     return (seed ^ ARK__IDMAP_MUL) | 1;
 }
 
-#if defined(__SIZEOF_INT128__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* One mulq in asm: from the __int128 form below gcc 12 allocates the
+ * 128-bit product to a stack slot whenever the caller's loop keeps a few
+ * more values live (an out-parameter's old value, a pointer the caller
+ * took the address of), and every lookup then stores and reloads the
+ * product: a store-forwarding round trip on the way to the group's address
+ * (docs/design-notes.md, "The caller's loop"). */
+ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                        uint64_t mul,
+                                                        uint64_t key) {
+    uint64_t lo, hi;
+    __asm__("mulq %3"
+            : "=a"(lo), "=d"(hi)
+            : "%0"(key ^ seed), "rm"(mul)
+            : "cc");
+    return hi ^ lo;
+}
+#elif defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
 ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_hash(uint64_t seed,
                                                         uint64_t mul,
@@ -283,7 +300,30 @@ ark__idmap_empty(const uint8_t *ctrl) {
     return ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
-/* Store key, value (hash h) in slot i of group g and tag it. */
+/* Store key, value (hash h) in slot i of group g and tag it. Where GNU
+ * vectors are available both stores are vectors of unsigned ints, as in
+ * ark__idmap_clear: a byte store may alias anything (the caller's map
+ * pointer too, once its address went to ark_idmap_create), and 64-bit
+ * stores alias the map's size_t fields, so after either a caller's insert
+ * loop reloads the map and its fields, and those loads wait on the store
+ * whenever the processor predicts that they may alias it. */
+#if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
+typedef unsigned ark__idmap_words8 __attribute__((vector_size(16), aligned(8)));
+typedef unsigned long long ark__idmap_pair
+    __attribute__((vector_size(16), aligned(8)));
+ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
+                                                     unsigned i, uint64_t h,
+                                                     uint64_t key,
+                                                     uint64_t value) {
+    ark__idmap_pair kv = {key, value};
+    *(ark__idmap_words8 *)(void *)(m->slots + g * ARK__IDMAP_SLOTS + i) =
+        (ark__idmap_words8)kv;
+    uint32_t t = ark__idmap_tagw(h);
+    ark__idmap_words tag = {t, t, t, t};
+    ark__idmap_words *w = (ark__idmap_words *)(void *)(m->ctrl + g * 16);
+    *w |= tag & ~ark__idmap_keep[i]; /* slot i is empty: its byte is 0 */
+}
+#else
 ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
                                                      unsigned i, uint64_t h,
                                                      uint64_t key,
@@ -293,6 +333,7 @@ ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
     s->value = value;
     m->ctrl[g * 16 + i] = ark__idmap_tag(h);
 }
+#endif
 
 /* The slot of key in group g (tag word tag), or NULL; when
  * found, *ctl is its control byte. */
@@ -365,8 +406,8 @@ ark__idmap_find(const ark_idmap *m, uint64_t key) {
     return ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
 }
 
-ARK__INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
-                               uint64_t *value) {
+ARK__ALWAYS_INLINE ARK__INLINE bool
+ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
     const ark__idmap_slot *s = ark__idmap_find(m, key);
     if (s == NULL) {
         return false;
@@ -377,12 +418,20 @@ ARK__INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
     return true;
 }
 
-ARK__INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
+ARK__ALWAYS_INLINE ARK__INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m,
+                                                           uint64_t key) {
     ark__idmap_slot *s = ark__idmap_find(m, key);
     return s == NULL ? NULL : &s->value;
 }
 
-ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
+ARK__ALWAYS_INLINE ARK__INLINE const uint64_t *
+ark_idmap_find(const ark_idmap *m, uint64_t key) {
+    const ark__idmap_slot *s = ark__idmap_find(m, key);
+    return s == NULL ? NULL : &s->value;
+}
+
+ARK__ALWAYS_INLINE ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key,
+                                                   uint64_t *old) {
     uint8_t *ctl;
     const ark__idmap_slot *s =
         ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
@@ -401,7 +450,8 @@ ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
     return true;
 }
 
-ARK__INLINE bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
+ARK__ALWAYS_INLINE ARK__INLINE bool ark_idmap_remove(ark_idmap *m,
+                                                     uint64_t key) {
     return ark_idmap_take(m, key, NULL);
 }
 
@@ -442,13 +492,15 @@ ARK__ALWAYS_INLINE ARK__INLINE ark_status ark__idmap_put_at(ark_idmap *m,
     return ARK_OK;
 }
 
-ARK__INLINE ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
-                                     uint64_t value) {
+ARK__ALWAYS_INLINE ARK__INLINE ark_status ark_idmap_put(ark_idmap *m,
+                                                        uint64_t key,
+                                                        uint64_t value) {
     return ark__idmap_put_at(m, key, value, true);
 }
 
-ARK__INLINE ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
-                                        uint64_t value) {
+ARK__ALWAYS_INLINE ARK__INLINE ark_status ark_idmap_insert(ark_idmap *m,
+                                                           uint64_t key,
+                                                           uint64_t value) {
     return ark__idmap_put_at(m, key, value, false);
 }
 
