@@ -300,30 +300,7 @@ ark__idmap_empty(const uint8_t *ctrl) {
     return ark__idmap_match(ark__idmap_load(ctrl), 0) & ARK__IDMAP_SLOT_BITS;
 }
 
-/* Store key, value (hash h) in slot i of group g and tag it. Where GNU
- * vectors are available both stores are vectors of unsigned ints, as in
- * ark__idmap_clear: a byte store may alias anything (the caller's map
- * pointer too, once its address went to ark_idmap_create), and 64-bit
- * stores alias the map's size_t fields, so after either a caller's insert
- * loop reloads the map and its fields, and those loads wait on the store
- * whenever the processor predicts that they may alias it. */
-#if defined(ARK__IDMAP_SSE2) && (defined(__GNUC__) || defined(__clang__))
-typedef unsigned ark__idmap_words8 __attribute__((vector_size(16), aligned(8)));
-typedef unsigned long long ark__idmap_pair
-    __attribute__((vector_size(16), aligned(8)));
-ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
-                                                     unsigned i, uint64_t h,
-                                                     uint64_t key,
-                                                     uint64_t value) {
-    ark__idmap_pair kv = {key, value};
-    *(ark__idmap_words8 *)(void *)(m->slots + g * ARK__IDMAP_SLOTS + i) =
-        (ark__idmap_words8)kv;
-    uint32_t t = ark__idmap_tagw(h);
-    ark__idmap_words tag = {t, t, t, t};
-    ark__idmap_words *w = (ark__idmap_words *)(void *)(m->ctrl + g * 16);
-    *w |= tag & ~ark__idmap_keep[i]; /* slot i is empty: its byte is 0 */
-}
-#else
+/* Store key, value (hash h) in slot i of group g and tag it. */
 ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
                                                      unsigned i, uint64_t h,
                                                      uint64_t key,
@@ -333,7 +310,6 @@ ARK__ALWAYS_INLINE ARK__INLINE void ark__idmap_store(ark_idmap *m, size_t g,
     s->value = value;
     m->ctrl[g * 16 + i] = ark__idmap_tag(h);
 }
-#endif
 
 /* The slot of key in group g (tag word tag), or NULL; when
  * found, *ctl is its control byte. */
