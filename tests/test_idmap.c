@@ -504,7 +504,7 @@ static void run_model(ark_idmap *m, const uint64_t *keys, size_t n, size_t ops,
         CHECK_EQ(ark_idmap_count(m), count);
     }
     for (size_t r = 0; r < n; r++) {
-        uint64_t v;
+        uint64_t v = 0;
         CHECK_EQ(ark_idmap_get(m, keys[r], &v), present[r]);
         const uint64_t *p = ark_idmap_find(m, keys[r]);
         CHECK_EQ(p != NULL, present[r]);
