@@ -114,9 +114,9 @@ ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_hash(uint64_t seed,
                                                         uint64_t mul,
                                                         uint64_t key) {
     uint64_t lo, hi;
-    __asm__("mulq %3"
+    __asm__("{mulq %3|mul %3}" /* both dialects: -masm=intel builds too */
             : "=a"(lo), "=d"(hi)
-            : "%0"(key ^ seed), "rm"(mul)
+            : "%0"(key ^ seed), "r"(mul)
             : "cc");
     return hi ^ lo;
 }
