@@ -19,10 +19,12 @@ int main(int argc, char **argv) {
         for (int random = 0; random < 2; random++) {
             idmap_keys k;
             idmap_keys_make(&k, sizes[s], random);
-            if (bench_selected(&a, "ark")) {
-                idmap_result r;
-                int runs = run_ark(&a, &k, &r);
-                idmap_print("ark", random, k.n, &r, runs);
+            for (int sh = 0; sh < (random ? IDMAP_NSHAPES : 1); sh++) {
+                if (bench_selected(&a, "ark")) {
+                    idmap_result r;
+                    int runs = run_ark(&a, &k, &r, sh);
+                    idmap_print("ark", random, k.n, &r, runs, sh);
+                }
             }
             idmap_keys_free(&k);
         }

@@ -11,7 +11,9 @@
  * all entries ("iterate", ns per entry) and n removals in shuffled order
  * ("remove"); a second map is built after reserve(n) ("insert_reserve",
  * reserve included). Values are key index + 1. Units are ns per operation.
- * At 10M keys full mode takes the median of 3 runs instead of 5, which keeps
+ * ark runs every workload once per lookup shape on random keys (see
+ * idmap_shape_names). At 10M keys full mode takes the median of 3 runs
+ * instead of 5, which keeps
  * std::unordered_map's share of the run near two minutes.
  */
 #ifndef ARK_BENCH_IDMAP_COMMON_H
@@ -28,6 +30,15 @@ enum {
     IDMAP_REMOVE,
     IDMAP_NWORK
 };
+
+/* The lookup loop shapes bench_idmap_ark.h measures ark with: the
+ * out-parameter under an if (rows without a suffix), used unconditionally
+ * ("_out") and the pointer-returning lookup ("_find"). On random keys
+ * every shape has its own rows; a peer, whose loop is the same for all,
+ * prints its rows under each shape's names. */
+enum { IDMAP_SHAPE_IF, IDMAP_SHAPE_OUT, IDMAP_SHAPE_FIND, IDMAP_NSHAPES };
+static const char *const idmap_shape_names[IDMAP_NSHAPES] = {"", "_out",
+                                                             "_find"};
 
 static const char *const idmap_work_names[IDMAP_NWORK] = {
     "insert",      "insert_reserve", "lookup_hit",
@@ -110,17 +121,18 @@ static inline int idmap_more(const bench_args *a, size_t n, int run,
            (run == 0 || bench_now_ns() - start < budget);
 }
 
-/* Print one row per workload; ns holds total ns of each run. */
+/* Print one row per workload, named for lookup shape `shape`; ns holds
+ * total ns of each run. */
 static inline void idmap_print(const char *impl, int random, size_t n,
-                               idmap_result *r, int runs) {
+                               idmap_result *r, int runs, int shape) {
     char work[64];
     for (int w = 0; w < IDMAP_NWORK; w++) {
         double per[5];
         for (int i = 0; i < runs; i++) {
             per[i] = r->ns[w][i] / (double)n;
         }
-        snprintf(work, sizeof work, "%s_%s", idmap_work_names[w],
-                 random ? "rand" : "seq");
+        snprintf(work, sizeof work, "%s%s_%s", idmap_work_names[w],
+                 idmap_shape_names[shape], random ? "rand" : "seq");
         bench_row("idmap", work, n, impl, per, runs, "ns/op", r->sum[w]);
     }
 }

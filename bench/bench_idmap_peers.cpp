@@ -3,8 +3,9 @@
 // workloads, rows and checksums: boost::unordered_flat_map (when Debian's
 // libboost1.81-dev is installed), absl::flat_hash_map<uint64_t, uint64_t>
 // (when libabsl-dev is) and std::unordered_map, each with its default hash.
-// `--pair ROUNDS [N] [PEER]` runs ark (bench_idmap_ark.h) and one peer
-// (boost_flat by default) in turn inside this process; see pair_main.
+// `--pair ROUNDS [N] [PEER]` runs ark (bench_idmap_ark.h, each lookup
+// shape) and one peer (boost_flat by default) in turn inside this process;
+// see pair_main.
 #include "bench_idmap_ark.h"
 
 #include <cstring>
@@ -111,25 +112,26 @@ const peer peers[] = {
 };
 const int npeers = sizeof peers / sizeof peers[0];
 
-/* One run of every workload, random keys k, by ark (who 0) or the peer. */
+/* One run of every workload, random keys k, by ark with lookup shape
+ * `who` (0 .. IDMAP_NSHAPES - 1) or by the peer (IDMAP_NSHAPES). */
 void pair_run(int who, runner peer_run, const idmap_keys *k, idmap_result *r) {
     bench_args one = {};
     one.mode = BENCH_SMOKE; /* any mode: runs = 1 stops after one run */
     one.runs = 1;
-    if (who == 0) {
-        run_ark(&one, k, r);
+    if (who < IDMAP_NSHAPES) {
+        run_ark(&one, k, r, who);
     } else {
         peer_run(&one, k, r);
     }
 }
 
 /* --pair ROUNDS [N] [PEER]: one run of every workload on N random keys
- * (default 1M) by ark and by PEER in turn, ROUNDS times, the order
- * swapped every round, so that both meet the same phases of a busy host
- * (`make bench` runs them in separate processes, which can land in
- * different ones). Prints each workload's median ns per operation and the
- * median (min-max) of the per-round ratios ark / PEER; the checksums must
- * agree. */
+ * (default 1M) by ark, once per lookup shape (idmap_shape_names), and by
+ * PEER in turn, ROUNDS times, the order rotated every round, so that all
+ * meet the same phases of a busy host (`make bench` runs them in separate
+ * processes, which can land in different ones). Prints, per shape, each
+ * workload's median ns per operation and the median (min-max) of the
+ * per-round ratios ark / PEER; the checksums must agree. */
 int pair_main(int rounds, size_t n, const char *name) {
     const peer *pp = nullptr;
     for (int i = 0; i < npeers; i++) {
@@ -146,27 +148,38 @@ int pair_main(int rounds, size_t n, const char *name) {
     }
     idmap_keys k;
     idmap_keys_make(&k, n, 1);
-    static double t[2][IDMAP_NWORK][BENCH_PAIR_MAX];
+    const int nwho = IDMAP_NSHAPES + 1;
+    static double t[IDMAP_NSHAPES + 1][IDMAP_NWORK][BENCH_PAIR_MAX];
     int status = 0;
     for (int r = 0; r < rounds && status == 0; r++) {
-        idmap_result res[2];
-        for (int turn = 0; turn < 2; turn++) {
-            int who = (r + turn) & 1;
+        idmap_result res[IDMAP_NSHAPES + 1];
+        for (int turn = 0; turn < nwho; turn++) {
+            int who = (r + turn) % nwho;
             pair_run(who, pp->run, &k, &res[who]);
             for (int w = 0; w < IDMAP_NWORK; w++) {
                 t[who][w][r] = res[who].ns[w][0] / (double)n;
             }
         }
-        if (std::memcmp(res[0].sum, res[1].sum, sizeof res[0].sum) != 0) {
-            std::fprintf(stderr,
-                         "bench_idmap_peers: --pair checksums differ\n");
-            status = 1;
+        for (int who = 0; who < IDMAP_NSHAPES; who++) {
+            if (std::memcmp(res[who].sum, res[IDMAP_NSHAPES].sum,
+                            sizeof res[0].sum) != 0) {
+                std::fprintf(stderr,
+                             "bench_idmap_peers: --pair checksums differ\n");
+                status = 1;
+            }
         }
     }
     if (status == 0) {
-        bench_pair_head("idmap (random keys)", rounds, n, "ark", name);
-        for (int w = 0; w < IDMAP_NWORK; w++) {
-            bench_pair_row(idmap_work_names[w], t[0][w], t[1][w], rounds);
+        for (int sh = 0; sh < IDMAP_NSHAPES; sh++) {
+            static const char *const heads[IDMAP_NSHAPES] = {
+                "idmap (random keys), if (get(m, k, &v)) s += v",
+                "idmap (random keys), get(m, k, &v); s += v",
+                "idmap (random keys), p = find(m, k); if (p) s += *p"};
+            bench_pair_head(heads[sh], rounds, n, "ark", name);
+            for (int w = 0; w < IDMAP_NWORK; w++) {
+                bench_pair_row(idmap_work_names[w], t[sh][w],
+                               t[IDMAP_NSHAPES][w], rounds);
+            }
         }
     }
     idmap_keys_free(&k);
@@ -197,7 +210,9 @@ int main(int argc, char **argv) {
                 if (bench_selected(&a, peers[p].name)) {
                     idmap_result r;
                     int runs = peers[p].run(&a, &k, &r);
-                    idmap_print(peers[p].name, random, k.n, &r, runs);
+                    for (int sh = 0; sh < (random ? IDMAP_NSHAPES : 1); sh++) {
+                        idmap_print(peers[p].name, random, k.n, &r, runs, sh);
+                    }
                 }
             }
             idmap_keys_free(&k);

@@ -62,7 +62,8 @@
  * run.sh), which interleaves the implementations' processes. `--pair
  * ROUNDS [N]` compares ark and slotarray inside one process instead (see
  * pair_main); `--parts ROUNDS [N]` splits ark's removal into its parts
- * against slotarray's (pool_parts.h).
+ * against slotarray's (pool_parts.h); `--first-fill IMPL [N]` times one
+ * fill of a fresh process (first_fill_main).
  *
  * The array has no handles: get takes the index, churn removes position j
  * by swap-and-pop (the same elements the handle containers remove, since
@@ -438,6 +439,70 @@ static int pair_main(int rounds, size_t n) {
 
 #include "pool_parts.h"
 
+/* bench_pool --first-fill IMPL [N]: the first fill of a fresh process,
+ * what a program that starts and loads its world pays: N elements
+ * (default 10M) inserted without reserve into a new pool (IMPL ark) or
+ * slot array (slotarray), nothing else run before it but the handle
+ * array's allocation, which is touched first. Prints ns per insert and the
+ * process's AnonHugePages. Run it in a loop of fresh processes, the two
+ * alternating (docs/bench.md): the cost of fresh memory depends on what
+ * the kernel and the host hand out at that moment, which one fill inside a
+ * long run of other workloads does not show. */
+/* The process's AnonHugePages in kB, or -1. */
+static long anon_huge_kb(void) {
+    long kb = -1;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "AnonHugePages:", 14) == 0) {
+            kb = strtol(line + 14, NULL, 10);
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return kb;
+}
+
+static int first_fill_main(const char *impl, size_t n) {
+    bool ark = strcmp(impl, "ark") == 0;
+    if ((!ark && strcmp(impl, "slotarray") != 0) || n < 1 || n > UINT32_MAX) {
+        fprintf(stderr, "bench_pool: --first-fill ark|slotarray [N]\n");
+        return 2;
+    }
+    uint64_t *h = xmalloc(n * sizeof *h);
+    memset(h, 0xff, n * sizeof *h);
+    uint64_t t0, t1, check;
+    long huge_kb;
+    if (ark) {
+        ark_pool *p = ark_new(true);
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < n; i++) {
+            h[i] = ark_put(p, i);
+        }
+        t1 = bench_now_ns();
+        huge_kb = anon_huge_kb();
+        check = ark_sum(p);
+        ark_pool_destroy(p);
+    } else {
+        slotarray *a = sa_new();
+        t0 = bench_now_ns();
+        for (size_t i = 0; i < n; i++) {
+            h[i] = sa_put(a, i);
+        }
+        t1 = bench_now_ns();
+        huge_kb = anon_huge_kb();
+        check = sa_sum(a);
+        sa_del(a);
+    }
+    bench_keep(h[n - 1]);
+    printf("first_fill,%s,%zu,%.2f ns/insert,AnonHugePages %ld kB,%llu\n", impl,
+           n, (double)(t1 - t0) / (double)n, huge_kb,
+           (unsigned long long)check);
+    free(h);
+    return 0;
+}
+
 /* Workload-major: every selected implementation runs one workload before
  * any runs the next, in an order that rotates per workload, so the
  * implementations of one cell run seconds apart, not minutes (run
@@ -453,6 +518,11 @@ int main(int argc, char **argv) {
         return parts_main(atoi(argv[2]),
                           argc >= 4 ? (size_t)strtoull(argv[3], NULL, 10)
                                     : 1000000);
+    }
+    if (argc >= 3 && strcmp(argv[1], "--first-fill") == 0) {
+        return first_fill_main(argv[2],
+                               argc >= 4 ? (size_t)strtoull(argv[3], NULL, 10)
+                                         : 10000000);
     }
     bench_args args = bench_parse(argc, argv, impls, NIMPLS);
     sizes s = sizes_for(args.mode);

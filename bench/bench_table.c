@@ -17,7 +17,10 @@
  *             and aos processes skip update, so their peak RSS is not
  *             comparable on update rows. update_paired (unit "ratio") is
  *             the median over the turns of table / plain_arrays within
- *             one turn.
+ *             one turn. update_user and update_user_paired: the same
+ *             frame as a user writes it (update_user: a plain function,
+ *             no restrict, inlined into each caller, scalar at -O2) on
+ *             the table's columns and on the arrays, in the same turns.
  *   insert    insert N rows into an empty container, ns per insert
  *   remove10  remove 10% of N rows by id/handle in random order (swap and
  *             pop), ns per remove
@@ -123,6 +126,17 @@ __attribute__((noinline)) static void
 update_soa(float *restrict x, float *restrict y, const float *restrict vx,
            const float *restrict vy, size_t n) {
     n &= ~(size_t)7;
+    for (size_t i = 0; i < n; i++) {
+        x[i] += vx[i] * dt;
+        y[i] += vy[i] * dt;
+    }
+}
+
+/* The same frame as a user writes it: no restrict, no noinline, the row
+ * count as it is. gcc -O2 keeps it scalar for the table and the arrays
+ * alike; both calls below get their own inlined copy. */
+static void update_user(float *x, float *y, const float *vx, const float *vy,
+                        size_t n) {
     for (size_t i = 0; i < n; i++) {
         x[i] += vx[i] * dt;
         y[i] += vy[i] * dt;
@@ -296,11 +310,16 @@ static void run_update(const bench_args *a, size_t n) {
     plain p = {0};
     plain_fill(&p, n, true);
     int turns = a->mode == BENCH_SMOKE ? 1 : UPDATE_TURNS;
-    double v[NIMPLS][UPDATE_TURNS];
+    /* Variants 0-2: the implementations with update_soa (aos: its own
+     * loop); 3 and 4: the table and the arrays with update_user. */
+    enum { NVAR = NIMPLS + 2 };
+    bool on[NVAR] = {sel[0], sel[1], sel[2], sel[0] && sel[1],
+                     sel[0] && sel[1]};
+    double v[NVAR][UPDATE_TURNS];
     for (int turn = 0; turn < turns; turn++) {
-        for (int j = 0; j < NIMPLS; j++) {
-            int k = (turn + j) % NIMPLS;
-            if (!sel[k]) {
+        for (int j = 0; j < NVAR; j++) {
+            int k = (turn + j) % NVAR;
+            if (!on[k]) {
                 continue;
             }
             uint64_t t0 = bench_now_ns();
@@ -309,14 +328,26 @@ static void run_update(const bench_args *a, size_t n) {
                     table_update(t);
                 } else if (k == 1) {
                     update_soa(col[0], col[1], col[2], col[3], n);
-                } else {
+                } else if (k == 2) {
                     aos_update(p.aos, p.count);
+                } else if (k == 3) {
+                    update_user(ark_table_column(t, 0), ark_table_column(t, 1),
+                                ark_table_column(t, 2), ark_table_column(t, 3),
+                                ark_table_rows(t));
+                } else {
+                    update_user(col[0], col[1], col[2], col[3], n);
                 }
                 bench_keep((uint64_t)(uintptr_t)col[0]);
             }
             v[k][turn] =
                 (double)(bench_now_ns() - t0) / ((double)UPDATE_FRAMES * n);
         }
+    }
+    /* The table and the arrays took as many frames again through
+     * update_user: so does the array of structs, untimed, so that its
+     * checksum agrees. */
+    for (int f = 0; on[3] && sel[2] && f < UPDATE_FRAMES * turns; f++) {
+        aos_update(p.aos, p.count);
     }
     uint64_t check[NIMPLS] = {table_sum(t), 0, plain_sum(&p, true)};
     for (size_t i = 0; i < n; i++) {
@@ -325,10 +356,11 @@ static void run_update(const bench_args *a, size_t n) {
     /* The paired ratio: table / plain arrays within each turn (the two
      * ran moments apart), median over the turns; steadier than the ratio
      * of the two medians when the machine's load drifts. */
-    double paired[UPDATE_TURNS];
+    double paired[UPDATE_TURNS], paired_user[UPDATE_TURNS];
     if (sel[0] && sel[1]) {
         for (int turn = 0; turn < turns; turn++) {
             paired[turn] = v[0][turn] / v[1][turn];
+            paired_user[turn] = v[3][turn] / v[4][turn];
         }
     }
     for (int k = 0; k < NIMPLS; k++) {
@@ -340,6 +372,12 @@ static void run_update(const bench_args *a, size_t n) {
     if (sel[0] && sel[1]) {
         bench_row("table", "update_paired", n, "ark_table", paired, turns,
                   "ratio", check[0]);
+        bench_row("table", "update_user", n, "ark_table", v[3], turns, "ns/row",
+                  check[0]);
+        bench_row("table", "update_user", n, "plain_arrays", v[4], turns,
+                  "ns/row", check[1]);
+        bench_row("table", "update_user_paired", n, "ark_table", paired_user,
+                  turns, "ratio", check[0]);
     }
     for (int k = 0; k < 4; k++) {
         free(col[k]);

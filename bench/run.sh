@@ -222,6 +222,28 @@ for prog in $progs; do
     done
 done
 done
+# A pool's first fill in a fresh process, ark and the hand-rolled slot
+# array alternating, one process each per pair: rows first_fill_p1.. (one
+# cell per pair, since what fresh memory costs changes from one process to
+# the next; a median would hide the slow ones). bench_pool --first-fill
+# prints "first_fill,IMPL,N,X ns/insert,AnonHugePages K kB,CHECK".
+pool=$BUILD/bench/bench_pool
+if [ -x "$pool" ]; then
+    case "$MODE" in
+    full) pairs=10 n=10000000 ;;
+    quick) pairs=3 n=1000000 ;;
+    *) pairs=1 n=10000 ;;
+    esac
+    for p in $(seq 1 "$pairs"); do
+        for impl in ark slotarray; do
+            timeout "$TIMEOUT" "$pool" --first-fill "$impl" "$n" |
+                awk -F, -v p="$p" 'NF == 6 { v = $4 + 0
+                    printf "pool,first_fill_p%d,%s,%s,%s,%s,%s,ns/op,0,%s\n",
+                        p, $3, $2, v, v, v, $6 }' >>"$TMP" || fail=1
+        done
+    done
+    say "pool first fill: $pairs fresh processes each"
+fi
 say "ran everything in $(($(date +%s) - start)) s"
 {
     echo "section,workload,n,impl,value,min,max,unit,peak_rss_kib,checksum"

@@ -20,9 +20,9 @@ int main(void) {
             return 1; /* put inserts or overwrites */
         }
     }
-    ark_status dup = ark_idmap_insert(accounts, 42, 7); /* ARK_EEXIST */
-    uint64_t handle = 0;
-    bool found = ark_idmap_get(accounts, 42, &handle); /* true, 101 */
+    ark_status dup = ark_idmap_insert(accounts, 42, 7);    /* ARK_EEXIST */
+    const uint64_t *handle = ark_idmap_find(accounts, 42); /* -> 101 */
+    bool found = handle != NULL;
     uint64_t old = 0;
     bool taken = ark_idmap_take(accounts, 0, &old); /* removed; old 100 */
     uint64_t sum = 0;
@@ -33,7 +33,7 @@ int main(void) {
     // [usage]
     printf("%zu accounts, handle sum %llu\n", ark_idmap_count(accounts),
            (unsigned long long)sum);
-    int ok = dup == ARK_EEXIST && found && handle == 101 && taken &&
+    int ok = dup == ARK_EEXIST && found && *handle == 101 && taken &&
              old == 100 && sum == 101 + 102 + 103 &&
              ark_idmap_count(accounts) == 3;
     ark_idmap_destroy(accounts);

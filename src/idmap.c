@@ -84,6 +84,8 @@ ark__idmap_find(const ark_idmap *m, uint64_t key);
 ARK_API extern inline bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                          uint64_t *value);
 ARK_API extern inline uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key);
+ARK_API extern inline const uint64_t *ark_idmap_find(const ark_idmap *m,
+                                                     uint64_t key);
 ARK_API extern inline bool ark_idmap_take(ark_idmap *m, uint64_t key,
                                           uint64_t *old);
 ARK_API extern inline bool ark_idmap_remove(ark_idmap *m, uint64_t key);

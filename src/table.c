@@ -124,20 +124,26 @@ static size_t layout_columns(const ark_table *t, char *base, size_t rows,
     return off;
 }
 
-/* Reserve address space for rows rows per column into cols; returns the
- * base (bytes in *bytes) or NULL. */
-static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
-                        size_t *bytes) {
-    /* Columns of 2 MiB or more start on a 2 MiB boundary and are marked
-     * for transparent huge pages (one TLB entry per 2 MiB of a streaming
-     * loop, as malloc'd arrays get where THP is on); smaller ones keep
-     * OS-page alignment, so a small table never pins 2 MiB. */
+/* The alignment of the column regions of a reservation of rows rows:
+ * columns of 2 MiB or more start on a 2 MiB boundary and are marked for
+ * transparent huge pages (one TLB entry per 2 MiB of a streaming loop,
+ * as malloc'd arrays get where THP is on); smaller ones keep OS-page
+ * alignment, so a small table never pins 2 MiB. */
+static size_t vm_align(const ark_table *t, size_t rows) {
     size_t align = t->page;
     for (size_t k = 0; k < t->view.ncolumns; k++) {
         if (rows >= HUGE / t->sizes[k]) {
             align = HUGE;
         }
     }
+    return align;
+}
+
+/* Reserve address space for rows rows per column into cols; returns the
+ * base (bytes in *bytes) or NULL. */
+static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
+                        size_t *bytes) {
+    size_t align = vm_align(t, rows);
     size_t total = layout_columns(t, NULL, rows, align, NULL);
     size_t extra = align > t->page ? align : 0;
     if (total == 0 || total > SIZE_MAX - extra) {
@@ -156,10 +162,24 @@ static char *vm_reserve(const ark_table *t, size_t rows, char **cols,
     return raw;
 }
 
-/* Commit the first rows rows of every column of cols. */
-static int vm_commit(const ark_table *t, char **cols, size_t rows) {
+/* Commit the first rows rows of every column of cols, in a reservation
+ * of vm_rows rows. Past its first 2 MiB, a column in a 2 MiB-aligned
+ * region commits whole 2 MiB blocks (up to the region's end): a commit
+ * that ended inside a block (skew(k) past its start, once rows * size is
+ * a multiple of 2 MiB) had its first touch fault a small page there, and
+ * the block stayed on small pages after the next growth, so half of each
+ * skewed column of a table grown to 4M rows was on 4 KiB pages
+ * (docs/design-notes.md, "Table: the update loop a user writes"). Below
+ * 2 MiB commits stay page-sized, so a small table never pins 2 MiB. */
+static int vm_commit(const ark_table *t, char **cols, size_t rows,
+                     size_t vm_rows) {
+    size_t align = vm_align(t, vm_rows);
     for (size_t k = 0; k < t->view.ncolumns; k++) {
-        size_t bytes = ark__round_up(skew(k) + rows * t->sizes[k], t->page);
+        size_t used = skew(k) + rows * t->sizes[k];
+        size_t bytes = ark__round_up(
+            used, align > t->page && used >= HUGE ? HUGE : t->page);
+        size_t region = ark__round_up(skew(k) + vm_rows * t->sizes[k], align);
+        bytes = bytes < region ? bytes : region;
         if (ark__vmem_commit(cols[k] - skew(k), bytes) != 0) {
             return -1;
         }
@@ -443,7 +463,7 @@ static ark_status grow_reserved(ark_table *t, size_t ncap, char **cols) {
     if (base == NULL) {
         return ARK_ENOMEM;
     }
-    if (vm_commit(t, cols, ncap) != 0) {
+    if (vm_commit(t, cols, ncap, rows) != 0) {
         ark__vmem_release(base, bytes);
         return ARK_ENOMEM;
     }
@@ -495,7 +515,7 @@ static ark_status grow_columns(ark_table *t, size_t ncap, size_t zero_end) {
     char **cols = t->spare_columns;
     ark_status st = ARK_ENOMEM;
     if (t->vm_base != NULL && ncap <= t->vm_rows) {
-        if (vm_commit(t, t->columns, ncap) == 0) {
+        if (vm_commit(t, t->columns, ncap, t->vm_rows) == 0) {
             return ARK_OK;
         }
     } else if (t->vm_base != NULL) {

@@ -151,6 +151,30 @@ TEST(get_ptr) {
     ark_idmap_destroy(m);
 }
 
+/* find returns the address get_ptr returns, through a const map, and
+ * NULL for an absent key: in an empty map, past the home group, after a
+ * removal and after growth. */
+TEST(find) {
+    ark_idmap *m;
+    CHECK_OK(ark_idmap_create(&m, NULL));
+    const ark_idmap *cm = m;
+    CHECK(ark_idmap_find(cm, 0) == NULL);
+    CHECK(ark_idmap_find(cm, UINT64_MAX) == NULL);
+    for (uint64_t k = 0; k < 5000; k++) {
+        CHECK_OK(ark_idmap_put(m, k * 0x9e3779b97f4a7c15ull, k + 1));
+    }
+    for (uint64_t k = 0; k < 5000; k++) {
+        uint64_t key = k * 0x9e3779b97f4a7c15ull;
+        const uint64_t *p = ark_idmap_find(cm, key);
+        CHECK(p != NULL && p == ark_idmap_get_ptr(m, key));
+        CHECK_EQ(p != NULL ? *p : 0, k + 1);
+        CHECK(ark_idmap_find(cm, key + 1) == NULL);
+    }
+    CHECK(ark_idmap_remove(m, 0x9e3779b97f4a7c15ull));
+    CHECK(ark_idmap_find(cm, 0x9e3779b97f4a7c15ull) == NULL);
+    ark_idmap_destroy(m);
+}
+
 TEST(special_keys) {
     ark_idmap *m;
     CHECK_OK(ark_idmap_create(&m, NULL));
@@ -480,10 +504,13 @@ static void run_model(ark_idmap *m, const uint64_t *keys, size_t n, size_t ops,
         CHECK_EQ(ark_idmap_count(m), count);
     }
     for (size_t r = 0; r < n; r++) {
-        uint64_t v;
+        uint64_t v = 0;
         CHECK_EQ(ark_idmap_get(m, keys[r], &v), present[r]);
+        const uint64_t *p = ark_idmap_find(m, keys[r]);
+        CHECK_EQ(p != NULL, present[r]);
         if (present[r]) {
             CHECK_EQ(v, value[r]);
+            CHECK_EQ(p != NULL ? *p : 0, value[r]);
         }
     }
     CHECK(validate(m) != SIZE_MAX);

@@ -24,6 +24,7 @@ TEST(swar_suite) {
     test_create_destroy();
     test_put_get_overwrite();
     test_get_ptr();
+    test_find();
     test_special_keys();
     test_remove_and_count();
     test_clear_keeps_table();

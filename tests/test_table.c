@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "table_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #if defined(__linux__) && defined(ARK_TEST_OWN_MAPPINGS)
@@ -311,6 +312,59 @@ TEST(own_maps_columns_move_when_commits_fail) {
         CHECK(row_holds(t, ark_table_row(t, h[i]), i + 1));
     }
     CHECK_OK(ark__table_validate(t, true));
+    ark_table_destroy(t);
+}
+#endif
+
+#if defined(__linux__)
+/* The end of the mapping that holds address a, from /proc/self/maps, or 0
+ * when it cannot be read. */
+static uintptr_t mapping_end(const void *a) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    uintptr_t end = 0;
+    while (f != NULL && end == 0 && fgets(line, sizeof line, f) != NULL) {
+        unsigned long long lo, hi;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && (uintptr_t)a >= lo &&
+            (uintptr_t)a < hi) {
+            end = (uintptr_t)hi;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return end;
+}
+
+/* Past its first 2 MiB, a column in a 2 MiB-aligned reservation is
+ * committed in whole 2 MiB blocks, so that no block is first touched
+ * while the commit ends inside it (which gives it small pages for good);
+ * below 2 MiB commits stay page-sized, so a small table pins no 2 MiB. */
+TEST(big_columns_commit_whole_2mib_blocks) {
+    const size_t sizes[4] = {4, 4, 4, 4}, huge = (size_t)2 << 20;
+    ark_table_config cfg = {.column_sizes = sizes, .ncolumns = 4};
+    ark_table *t;
+    CHECK_OK(ark_table_create(&t, &cfg));
+    if (ark__table_vm_rows(t) == 0) {
+        ark_table_destroy(t);
+        return;
+    }
+    for (size_t i = 0; i < 100; i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    for (size_t k = 1; k < 4; k++) { /* skewed columns */
+        uintptr_t end = mapping_end((const char *)ark_table_column(t, k) +
+                                    ark_table_rows(t) * 4 - 1);
+        CHECK(end == 0 || end % huge != 0);
+    }
+    for (size_t i = 100; i < ((size_t)1 << 20); i++) {
+        CHECK_OK(ark_table_insert(t, NULL, NULL));
+    }
+    for (size_t k = 0; k < 4; k++) {
+        uintptr_t end = mapping_end((const char *)ark_table_column(t, k) +
+                                    ark_table_rows(t) * 4 - 1);
+        CHECK_EQ(end % huge, 0);
+    }
     ark_table_destroy(t);
 }
 #endif

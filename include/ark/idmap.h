@@ -158,6 +158,18 @@ ARK__INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
                                uint64_t *value);
 
 /*
+ * Return the address of key's stored value, or NULL when key is absent:
+ * the lookup for a loop, `const uint64_t *v = ark_idmap_find(m, key); if
+ * (v) sum += *v;`. It writes nothing the caller reads back, where get's
+ * out-parameter keeps its old value on a miss, which a loop around get
+ * must carry from one lookup to the next.
+ * Lifetime: until the next put, insert, reserve, clear or destroy on m (any
+ * of which may move entries), or the removal of key.
+ * Complexity: as ark_idmap_get. Inline.
+ */
+ARK__INLINE const uint64_t *ark_idmap_find(const ark_idmap *m, uint64_t key);
+
+/*
  * Return the address of key's stored value, or NULL when key is absent.
  * Writing through it changes the value in place.
  * Lifetime: until the next put, insert, reserve, clear or destroy on m (any

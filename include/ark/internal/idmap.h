@@ -105,7 +105,24 @@ ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_mul(uint64_t seed) {
     return (seed ^ ARK__IDMAP_MUL) | 1;
 }
 
-#if defined(__SIZEOF_INT128__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* One mulq in asm: from the __int128 form below gcc 12 allocates the
+ * 128-bit product to a stack slot whenever the caller's loop keeps a few
+ * more values live (an out-parameter's old value, a pointer the caller
+ * took the address of), and every lookup then stores and reloads the
+ * product: a store-forwarding round trip on the way to the group's address
+ * (docs/design-notes.md, "The caller's loop"). */
+ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_hash(uint64_t seed,
+                                                        uint64_t mul,
+                                                        uint64_t key) {
+    uint64_t lo, hi;
+    __asm__("{mulq %3|mul %3}" /* both dialects: -masm=intel builds too */
+            : "=a"(lo), "=d"(hi)
+            : "%0"(key ^ seed), "r"(mul)
+            : "cc");
+    return hi ^ lo;
+}
+#elif defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 ark__idmap_u128;
 ARK__ALWAYS_INLINE ARK__INLINE uint64_t ark__idmap_hash(uint64_t seed,
                                                         uint64_t mul,
@@ -367,8 +384,8 @@ ark__idmap_find(const ark_idmap *m, uint64_t key) {
     return ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
 }
 
-ARK__INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
-                               uint64_t *value) {
+ARK__ALWAYS_INLINE ARK__INLINE bool
+ark_idmap_get(const ark_idmap *m, uint64_t key, uint64_t *value) {
     const ark__idmap_slot *s = ark__idmap_find(m, key);
     if (s == NULL) {
         return false;
@@ -379,12 +396,20 @@ ARK__INLINE bool ark_idmap_get(const ark_idmap *m, uint64_t key,
     return true;
 }
 
-ARK__INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m, uint64_t key) {
+ARK__ALWAYS_INLINE ARK__INLINE uint64_t *ark_idmap_get_ptr(ark_idmap *m,
+                                                           uint64_t key) {
     ark__idmap_slot *s = ark__idmap_find(m, key);
     return s == NULL ? NULL : &s->value;
 }
 
-ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
+ARK__ALWAYS_INLINE ARK__INLINE const uint64_t *
+ark_idmap_find(const ark_idmap *m, uint64_t key) {
+    const ark__idmap_slot *s = ark__idmap_find(m, key);
+    return s == NULL ? NULL : &s->value;
+}
+
+ARK__ALWAYS_INLINE ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key,
+                                                   uint64_t *old) {
     uint8_t *ctl;
     const ark__idmap_slot *s =
         ark__idmap_find_h(m, key, ark__idmap_hash_in(m, key), &ctl);
@@ -403,7 +428,8 @@ ARK__INLINE bool ark_idmap_take(ark_idmap *m, uint64_t key, uint64_t *old) {
     return true;
 }
 
-ARK__INLINE bool ark_idmap_remove(ark_idmap *m, uint64_t key) {
+ARK__ALWAYS_INLINE ARK__INLINE bool ark_idmap_remove(ark_idmap *m,
+                                                     uint64_t key) {
     return ark_idmap_take(m, key, NULL);
 }
 
@@ -444,13 +470,15 @@ ARK__ALWAYS_INLINE ARK__INLINE ark_status ark__idmap_put_at(ark_idmap *m,
     return ARK_OK;
 }
 
-ARK__INLINE ark_status ark_idmap_put(ark_idmap *m, uint64_t key,
-                                     uint64_t value) {
+ARK__ALWAYS_INLINE ARK__INLINE ark_status ark_idmap_put(ark_idmap *m,
+                                                        uint64_t key,
+                                                        uint64_t value) {
     return ark__idmap_put_at(m, key, value, true);
 }
 
-ARK__INLINE ark_status ark_idmap_insert(ark_idmap *m, uint64_t key,
-                                        uint64_t value) {
+ARK__ALWAYS_INLINE ARK__INLINE ark_status ark_idmap_insert(ark_idmap *m,
+                                                           uint64_t key,
+                                                           uint64_t value) {
     return ark__idmap_put_at(m, key, value, false);
 }
 

@@ -163,15 +163,29 @@ ARK__INLINE ark_status ark_idset_insert(ark_idset *s, uint32_t id) {
     return ark__idset_insert(s, id);
 }
 
-ARK__INLINE uint32_t ark_idset_at(const ark_idset *s, size_t pos) {
+/* Every field at() reads is loaded before its bound check: a load the
+ * check guards is one a compiler may not move out of the caller's loop
+ * (the pointer might be invalid when the check fails), so a loop of at()
+ * reloaded front, hot and groups for every position. */
+ARK__ALWAYS_INLINE ARK__INLINE uint32_t ark_idset_at(const ark_idset *s,
+                                                     size_t pos) {
     const ark__idset_view *v = ark__idset_view_of(s);
-    if (pos >= v->count) {
+    size_t count = v->count, front = v->front;
+    const uintptr_t *hot = v->hot;
+    const ark__idset_group *groups = v->groups;
+    if (pos >= count) {
         return 0;
     }
-    size_t at = pos + v->front;
+    size_t at = pos + front;
     size_t k = at >> ARK__IDSET_SHIFT;
     /* The index inside the group, mod 256. */
-    return ark__idset_group_id(v, k, k != 0 ? at : pos);
+    uintptr_t w = hot[k];
+    unsigned slot = (unsigned)(w + (k != 0 ? at : pos)) & ARK__IDSET_MASK;
+    const void *data = (const void *)(w & ARK__IDSET_HOT_ADDR);
+    if (w & ARK__IDSET_HOT_DENSE) {
+        return ark__idset_dense_id(groups[k].base, data, slot);
+    }
+    return ((const uint32_t *)data)[slot];
 }
 
 /* i + s when a < key (lt, lt16) or a <= key (le), else i, as a
