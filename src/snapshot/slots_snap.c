@@ -280,10 +280,14 @@ static uint64_t save_outside(const ark__slots *s, ark__snap_out *o,
             i = s->end - 1; /* on to the slots past the range */
             continue;
         }
-        const char *slot = ark__slots_at(v, i);
-        uint32_t next = *ark__slots_next_gen((char *)slot);
-        if (*ark__slots_stamp((char *)slot) != 0 || next == 0 ||
+        char *slot = ark__slots_at(v, i);
+        /* A held slot's next generation is not written: test it last. */
+        if (*ark__slots_stamp(slot) != 0 ||
             (marked != NULL && ((marked[i >> 6] >> (i & 63)) & 1))) {
+            continue;
+        }
+        uint32_t next = *ark__slots_next_gen(slot);
+        if (next == 0) {
             continue;
         }
         n++;
