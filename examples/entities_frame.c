@@ -72,10 +72,13 @@ static int frame(world *w, ark_handle *leader) {
     // [spawn]
     ark_handle e;
     for (int k = 0; k < 10; k++) {
-        if (ark_pool_insert(w->units, &(unit){100, *leader}, &e) != ARK_OK ||
+        unit *u = ark_pool_alloc(w->units, &e); /* zeroed, padding too */
+        if (u == NULL ||
             ark_pool_insert_at(w->pos, e, &(vec2){(float)k, 0}) != ARK_OK) {
             return 0;
         }
+        u->hp = 100; /* set field by field: the saved bytes are all known */
+        u->leader = *leader;
         if (k % 2 == 0) { /* half of them move */
             ark_pool_insert_at(w->vel, e, &(vec2){1, 2});
         }
