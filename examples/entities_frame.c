@@ -109,9 +109,7 @@ static int frame(world *w, ark_handle *leader) {
     }
     // [query]
     printf("moved %d units\n", moved);
-    // [despawn]
     ark_pool_remove(w->units, *leader); /* its escorts, components, tag */
-    // [despawn]
     printf("units %zu, positions %zu, burning %zu\n", ark_pool_count(w->units),
            ark_pool_count(w->pos), ark_idset_count(w->burning));
     return moved == 3 && ark_pool_count(w->units) == 1 &&
