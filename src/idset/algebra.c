@@ -4,9 +4,10 @@
  *
  * Sets of comparable size are merged group by group: a cursor per input
  * decodes one group into a uint32 buffer (dense groups are widened by a
- * vectorised loop), a branchless merge kernel runs over the two buffers,
- * and a builder turns every 256 results into a new group of the result
- * (its form chosen from its range, buddies sharing nodes as usual). A
+ * vectorised loop), a branchless merge kernel runs over the two buffers
+ * (intersections four ids against four at a time with SSE2, where the
+ * target has it), and a builder turns every 256 results into a new group of the
+ * result (its form chosen from its range, buddies sharing nodes as usual). A
  * cursor skips, undecoded, whole groups that lie below the other side's
  * current id when they cannot contribute (intersection, and the b side
  * of a difference).
@@ -21,6 +22,12 @@
  * failure leaves out unchanged.
  */
 #include "idset/idset.h"
+
+#if !defined(ARK_IDSET_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) ||    \
+                                    (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#include <emmintrin.h>
+#define ALGEBRA_SSE2 1
+#endif
 
 #define GALLOP_RATIO 32u
 #define BUILD_CAP (3u * GROUP_SIZE) /* one partial group + two buffers */
@@ -177,6 +184,50 @@ static void builder_drain(builder *b, cursor *c) {
 
 /* ---- merge kernels ------------------------------------------------------- */
 
+#ifdef ALGEBRA_SSE2
+/* The bits of m (0..15) that are set. */
+static ARK__ALWAYS_INLINE inline size_t bits4(unsigned m) {
+    return (size_t)((0x4332322132212110ull >> (m * 4)) & 15);
+}
+
+/* Intersection (OP_AND) or its count (OP_COUNT) four ids against four:
+ * all 16 pairs of x[i, i+4) and y[j, j+4) are compared at once, the ids
+ * of x that are in y written (or counted) in order, and the side whose
+ * fourth id is smaller moves on by four (both when they are equal: ids
+ * are distinct and sorted, so an id of the side that stays can only
+ * match in the other side's next four). Runs while both sides have four
+ * ids left; the scalar kernel finishes. */
+static ARK__ALWAYS_INLINE inline void
+and_blocks(int op, const uint32_t *x, size_t nx, size_t *pi, const uint32_t *y,
+           size_t ny, size_t *pj, uint32_t *out, size_t *po) {
+    size_t i = *pi, j = *pj, o = *po;
+    while (i + 4 <= nx && j + 4 <= ny) {
+        __m128i p = _mm_loadu_si128((const __m128i *)(const void *)(x + i));
+        __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(y + j));
+        __m128i e = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi32(p, q),
+                         _mm_cmpeq_epi32(p, _mm_shuffle_epi32(q, 0x39))),
+            _mm_or_si128(_mm_cmpeq_epi32(p, _mm_shuffle_epi32(q, 0x4e)),
+                         _mm_cmpeq_epi32(p, _mm_shuffle_epi32(q, 0x93))));
+        unsigned m = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(e));
+        if (op == OP_COUNT) {
+            o += bits4(m);
+        } else {
+            for (unsigned k = 0; k < 4; k++) { /* no branch on the data */
+                out[o] = x[i + k];
+                o += (m >> k) & 1;
+            }
+        }
+        uint32_t p3 = x[i + 3], q3 = y[j + 3];
+        i += (size_t)(p3 <= q3) * 4;
+        j += (size_t)(q3 <= p3) * 4;
+    }
+    *pi = i;
+    *pj = j;
+    *po = o;
+}
+#endif
+
 /* The merge kernel of op (OP_COUNT: count the ids in both, write nothing):
  * runs over both buffers until one is used up, with no branch on the data:
  * both indices advance by comparison results. out has room for every id
@@ -186,6 +237,11 @@ static ARK__ALWAYS_INLINE inline size_t merge_kernel(int op, cursor *a,
                                                      cursor *b, uint32_t *out) {
     size_t i = a->i, j = b->i, o = 0;
     const uint32_t *x = a->buf, *y = b->buf;
+#ifdef ALGEBRA_SSE2
+    if (op == OP_AND || op == OP_COUNT) {
+        and_blocks(op, x, a->n, &i, y, b->n, &j, out, &o);
+    }
+#endif
     while (i < a->n && j < b->n) {
         uint32_t p = x[i], q = y[j];
         if (op == OP_OR) {
