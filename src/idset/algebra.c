@@ -213,10 +213,14 @@ and_blocks(int op, const uint32_t *x, size_t nx, size_t *pi, const uint32_t *y,
         if (op == OP_COUNT) {
             o += bits4(m);
         } else {
-            for (unsigned k = 0; k < 4; k++) { /* no branch on the data */
-                out[o] = x[i + k];
-                o += (m >> k) & 1;
-            }
+            out[o] = x[i]; /* no branch on the data, unrolled */
+            o += m & 1;
+            out[o] = x[i + 1];
+            o += (m >> 1) & 1;
+            out[o] = x[i + 2];
+            o += (m >> 2) & 1;
+            out[o] = x[i + 3];
+            o += m >> 3;
         }
         uint32_t p3 = x[i + 3], q3 = y[j + 3];
         i += (size_t)(p3 <= q3) * 4;
