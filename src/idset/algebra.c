@@ -6,11 +6,11 @@
  * decodes one group into a uint32 buffer (dense groups are widened by a
  * vectorised loop), a branchless merge kernel runs over the two buffers
  * (intersections four ids against four at a time with SSE2, where the
- * target has it), and a builder turns every 256 results into a new group of the
- * result (its form chosen from its range, buddies sharing nodes as usual). A
- * cursor skips, undecoded, whole groups that lie below the other side's
- * current id when they cannot contribute (intersection, and the b side
- * of a difference).
+ * target has it), and a builder turns every 256 results into a new group
+ * of the result (its form chosen from its range, buddies sharing nodes as
+ * usual). A cursor skips, undecoded, whole groups that lie below the other
+ * side's current id when they cannot contribute (intersection, and the b
+ * side of a difference).
  *
  * When one side is GALLOP_RATIO times smaller, the small side is walked
  * with the iterator and each id is looked up in the large side by
