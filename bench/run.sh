@@ -175,6 +175,20 @@ fi
 
 # ---- 3. run ----------------------------------------------------------------
 
+# What first touching memory costs here (bench/probe_memory.c): a machine
+# line of the results, and a warning when it is far from a typical host's.
+probe=$BUILD/bench/probe_memory
+if [ -x "$probe" ] && mem_line=$("$probe" 2>/dev/null); then
+    ENV_LINES+=("$mem_line")
+    say "$mem_line"
+    us=$(printf '%s\n' "$mem_line" | sed -n 's/.*first touch \([0-9.]*\) us.*/\1/p')
+    if [ -n "$us" ] && awk -v u="$us" 'BEGIN { exit !(u > 2) }'; then
+        say "warning: this machine takes ${us} us to first touch a page (typically"
+        say "  under 1): insert rows and first passes measure the host"
+        say "  (docs/bench.md, \"Machines whose memory is slow to touch\")"
+    fi
+fi
+
 RESULTS=$BUILD/results
 case "$MODE" in
 full) NAME=latest TIMEOUT=900 ;;
