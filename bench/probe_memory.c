@@ -19,7 +19,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 enum { MIB = 64, ROUNDS = 5, PAGE = 4096 };
